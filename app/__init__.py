@@ -1,0 +1,1 @@
+"""Newsdesk: a self-hosted, real-time newsroom for small teams."""

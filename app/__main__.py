@@ -1,0 +1,239 @@
+"""The command line: `python -m app <command>`. Run without one for help."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import logging
+import secrets
+import sys
+
+from app.core import config, db
+from app.core.config import Settings, load_settings, redact_url
+
+
+def _fail(message: str) -> None:
+    print(f"newsdesk: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+async def check_services(settings: Settings) -> None:
+    """Reach PostgreSQL and Redis once, or say which is unreachable and exit 2."""
+    import asyncpg
+    from redis.asyncio import Redis
+
+    try:
+        conn = await asyncpg.connect(settings.database_url, timeout=5)
+        await conn.close()
+    except Exception as error:
+        _fail(
+            f"cannot reach PostgreSQL at {redact_url(settings.database_url)} (DATABASE_URL): {_reason(error)}"
+        )
+    client = Redis.from_url(settings.redis_url, socket_connect_timeout=5)
+    try:
+        await client.ping()
+    except Exception as error:
+        _fail(
+            f"cannot reach Redis at {redact_url(settings.redis_url)} (REDIS_URL): {_reason(error)}"
+        )
+    finally:
+        await client.aclose()
+
+
+def _reason(error: Exception) -> str:
+    text = str(error).split("\n")[0] or type(error).__name__
+    return text[:200]
+
+
+async def _migrate(settings: Settings) -> None:
+    engine = await db.connect(settings, pool_max=2)
+    try:
+        await db.migrate(engine)
+    finally:
+        await db.disconnect()
+
+
+async def _with_db(settings: Settings, work):  # type: ignore[no-untyped-def]
+    from app.core import redis
+
+    await db.connect(settings, pool_max=2)
+    await redis.connect_redis(settings)
+    try:
+        return await work()
+    finally:
+        await redis.disconnect_redis()
+        await db.disconnect()
+
+
+def cmd_serve(settings: Settings, args: argparse.Namespace) -> None:
+    import uvicorn
+
+    from app.web.factory import create_app
+
+    asyncio.run(check_services(settings))
+    uvicorn.run(
+        create_app(settings),
+        host=args.host or settings.host,
+        port=args.port or settings.port,
+        log_level=settings.log_level.lower(),
+        timeout_graceful_shutdown=3,
+        proxy_headers=True,
+    )
+
+
+def cmd_worker(settings: Settings, args: argparse.Namespace) -> None:
+    from arq.worker import run_worker
+
+    from workers.settings import WorkerSettings, worker_options
+
+    asyncio.run(check_services(settings))
+    run_worker(WorkerSettings, **worker_options(settings, burst=args.burst))  # type: ignore[arg-type]
+
+
+async def _create_database(settings: Settings) -> bool:
+    """Create the database DATABASE_URL names when the server lacks it."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    import asyncpg
+
+    parts = urlsplit(settings.database_url)
+    name = parts.path.lstrip("/")
+    conn = await asyncpg.connect(urlunsplit(parts._replace(path="/postgres")), timeout=5)
+    try:
+        if await conn.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", name):
+            return False
+        await conn.execute(f'CREATE DATABASE "{name.replace(chr(34), "")}"')
+        return True
+    finally:
+        await conn.close()
+
+
+def cmd_create_database(settings: Settings, args: argparse.Namespace) -> None:
+    try:
+        created = asyncio.run(_create_database(settings))
+    except Exception as error:
+        _fail(
+            f"cannot create the database at {redact_url(settings.database_url)}: {_reason(error)}"
+        )
+    if created:
+        print(f"newsdesk: created the database {redact_url(settings.database_url)}")
+
+
+def cmd_migrate(settings: Settings, args: argparse.Namespace) -> None:
+    asyncio.run(check_services(settings))
+    asyncio.run(_migrate(settings))
+    print("newsdesk: database is up to date")
+
+
+def cmd_bootstrap(settings: Settings, args: argparse.Namespace) -> None:
+    """Create the first owner and workspace when nobody exists; print the login once."""
+    from app.accounts import services
+
+    password = secrets.token_urlsafe(12)
+
+    async def work() -> int | None:
+        return await services.bootstrap(args.email, args.name, password, args.workspace)
+
+    if asyncio.run(_with_db(settings, work)) is None:
+        return
+    print("=" * 64)
+    print("Newsdesk created its first account. Sign in at", settings.base_url)
+    print(f"  email:    {args.email}")
+    print(f"  password: {password}")
+    print("This is shown once. Change the password under Settings.")
+    print("=" * 64)
+
+
+def cmd_create_user(settings: Settings, args: argparse.Namespace) -> None:
+    from app.accounts import services
+    from app.accounts.roles import Role
+    from app.accounts.types import AccountError
+
+    password = args.password or getpass.getpass("Password for the new account: ")
+
+    async def work() -> int:
+        user_id = await services.create_user(args.email, args.name, password)
+        if args.workspace_id:
+            await services.add_member(
+                args.workspace_id, user_id, Role(args.role), actor_user_id=None
+            )
+        return user_id
+
+    try:
+        user_id = asyncio.run(_with_db(settings, work))
+    except AccountError as error:
+        _fail(error.message)
+    print(f"newsdesk: created user {user_id}")
+
+
+def cmd_create_workspace(settings: Settings, args: argparse.Namespace) -> None:
+    from app.accounts import services
+    from app.accounts.types import AccountError
+
+    async def work() -> int:
+        owner = await db.fetchval("SELECT id FROM users WHERE lower(email) = lower($1)", args.owner)
+        if owner is None:
+            raise AccountError(f"no user with the email {args.owner}")
+        return await services.create_workspace(args.name, owner)
+
+    try:
+        workspace_id = asyncio.run(_with_db(settings, work))
+    except AccountError as error:
+        _fail(error.message)
+    print(f"newsdesk: created workspace {workspace_id}")
+
+
+def cmd_check(settings: Settings, args: argparse.Namespace) -> None:
+    asyncio.run(check_services(settings))
+    print("newsdesk: settings are valid; PostgreSQL and Redis answer")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m app", description="Newsdesk")
+    sub = p.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="run the web server")
+    serve.add_argument("--host")
+    serve.add_argument("--port", type=int)
+    serve.set_defaults(run=cmd_serve)
+    worker = sub.add_parser("worker", help="run a background worker")
+    worker.add_argument("--burst", action="store_true", help="drain the queue and exit")
+    worker.set_defaults(run=cmd_worker)
+    sub.add_parser("create-database", help="create the database when missing").set_defaults(
+        run=cmd_create_database
+    )
+    sub.add_parser("migrate", help="apply database migrations").set_defaults(run=cmd_migrate)
+    sub.add_parser("check", help="validate settings and reach the services").set_defaults(
+        run=cmd_check
+    )
+    boot = sub.add_parser("bootstrap", help="create the first owner when there is none")
+    boot.add_argument("--email", default="owner@newsdesk.local")
+    boot.add_argument("--name", default="Owner")
+    boot.add_argument("--workspace", default="Newsroom")
+    boot.set_defaults(run=cmd_bootstrap)
+    user = sub.add_parser("create-user", help="create a person (optionally a member)")
+    user.add_argument("--email", required=True)
+    user.add_argument("--name", required=True)
+    user.add_argument("--password", help="asked for when left out")
+    user.add_argument("--workspace-id", type=int)
+    user.add_argument("--role", default="editor", choices=["owner", "admin", "editor", "viewer"])
+    user.set_defaults(run=cmd_create_user)
+    ws = sub.add_parser("create-workspace", help="create a workspace owned by a person")
+    ws.add_argument("--name", required=True)
+    ws.add_argument("--owner", required=True, help="the owner's email")
+    ws.set_defaults(run=cmd_create_workspace)
+    return p
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
+    settings = load_settings()
+    config.activate(settings)
+    logging.basicConfig(
+        level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    args.run(settings, args)
+
+
+if __name__ == "__main__":
+    main()

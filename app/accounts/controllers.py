@@ -1,0 +1,405 @@
+"""Pages of accounts: sign-in, workspaces, settings, members, API tokens."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+from zoneinfo import available_timezones
+
+from litestar import Controller, Request, get, post
+from litestar.datastructures import Cookie
+from litestar.enums import RequestEncodingType
+from litestar.params import Body, FromPath, FromQuery
+from litestar.response import Redirect, Template
+
+from app.accounts import queries, services
+from app.accounts.forms import (
+    InviteForm,
+    LoginForm,
+    PasswordForm,
+    ProfileForm,
+    RoleForm,
+    SignUpForm,
+    SwitchForm,
+    TokenForm,
+    WorkspaceForm,
+)
+from app.accounts.guards import allows, signed_in, viewer_of
+from app.accounts.middleware import SESSION_COOKIE
+from app.accounts.roles import GRANTABLE_ROLES, Permission, Role
+from app.accounts.types import AccountError, NewSession
+from app.core.config import active
+from app.core.i18n import LANGUAGES, _
+from app.web.pages import page
+
+Form = Body(media_type=RequestEncodingType.URL_ENCODED)
+
+
+def safe_next(target: str, default: str = "/") -> str:
+    """Only same-site paths: never an absolute or scheme-relative address."""
+    if target.startswith("/") and not target.startswith(("//", "/\\")):
+        return target
+    return default
+
+
+def _session_cookie(value: str, *, max_age: int) -> Cookie:
+    return Cookie(
+        key=SESSION_COOKIE,
+        value=value,
+        path="/",
+        httponly=True,
+        secure=active().secure_cookies,
+        samesite="lax",
+        max_age=max_age,
+    )
+
+
+def signed_in_response(session: NewSession, target: str) -> Redirect:
+    return Redirect(
+        target,
+        status_code=303,
+        cookies=[_session_cookie(session.token, max_age=active().session_days * 86400)],
+    )
+
+
+def _client_ip(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
+
+
+class SessionController(Controller):
+    @get("/login")
+    async def login_page(self, request: Request, next: FromQuery[str] = "/") -> Template | Redirect:
+        if request.scope.get("user"):
+            return Redirect(safe_next(next), status_code=303)
+        return await page(request, "accounts/login.html", form=LoginForm(next=next), error=None)
+
+    @post("/login")
+    async def login(
+        self, request: Request, data: Annotated[LoginForm, Form]
+    ) -> Template | Redirect:
+        old = request.cookies.get(SESSION_COOKIE)
+        try:
+            session = await services.sign_in(
+                data.email,
+                data.password,
+                ip=_client_ip(request),
+                user_agent=request.headers.get("user-agent", ""),
+            )
+        except AccountError as error:
+            data.password = ""
+            return await page(
+                request,
+                "accounts/login.html",
+                form=data,
+                error=error.message,
+                status_code=error.status,
+            )
+        if old:  # rotation: the pre-login session, if any, ends here
+            await services.end_session(old)
+        return signed_in_response(session, safe_next(data.next))
+
+    @post("/logout")
+    async def logout(self, request: Request) -> Redirect:
+        token = request.cookies.get(SESSION_COOKIE)
+        if token:
+            await services.end_session(token)
+        return Redirect("/login", status_code=303, cookies=[_session_cookie("", max_age=0)])
+
+
+class WorkspaceController(Controller):
+    guards = [signed_in]
+
+    @get("/welcome")
+    async def welcome(self, request: Request) -> Template:
+        return await page(request, "accounts/welcome.html", form=WorkspaceForm(), error=None)
+
+    @post("/workspaces")
+    async def create(
+        self, request: Request, data: Annotated[WorkspaceForm, Form]
+    ) -> Template | Redirect:
+        viewer = viewer_of(request)
+        try:
+            workspace_id = await services.create_workspace(data.name, viewer.user_id)
+        except AccountError as error:
+            return await page(
+                request, "accounts/welcome.html", form=data, error=error.message, status_code=400
+            )
+        if viewer.session_id:
+            await services.switch_workspace(viewer.session_id, viewer.user_id, workspace_id)
+        return Redirect("/", status_code=303)
+
+    @post("/workspaces/switch")
+    async def switch(self, request: Request, data: Annotated[SwitchForm, Form]) -> Redirect:
+        viewer = viewer_of(request)
+        if viewer.session_id:
+            await services.switch_workspace(viewer.session_id, viewer.user_id, data.workspace_id)
+        return Redirect(safe_next(data.next), status_code=303)
+
+
+def _profile_context(request: Request, **overrides: Any) -> dict[str, Any]:
+    viewer = viewer_of(request)
+    context: dict[str, Any] = {
+        "profile": ProfileForm(viewer.display_name, viewer.locale, viewer.time_zone),
+        "languages": LANGUAGES,
+        "time_zones": sorted(available_timezones()),
+        "error": None,
+        "error_field": None,
+        "saved": request.query_params.get("saved"),
+    }
+    context.update(overrides)
+    return context
+
+
+class SettingsController(Controller):
+    path = "/settings"
+    guards = [signed_in]
+
+    @get("/")
+    async def profile(self, request: Request) -> Template:
+        return await page(
+            request, "accounts/profile.html", section="settings", **_profile_context(request)
+        )
+
+    @post("/profile")
+    async def save_profile(
+        self, request: Request, data: Annotated[ProfileForm, Form]
+    ) -> Template | Redirect:
+        viewer = viewer_of(request)
+        try:
+            await services.update_profile(
+                viewer.user_id, data.display_name, data.locale, data.time_zone
+            )
+        except AccountError as error:
+            context = _profile_context(
+                request, profile=data, error=error.message, error_field=error.field
+            )
+            return await page(
+                request, "accounts/profile.html", section="settings", status_code=400, **context
+            )
+        return Redirect("/settings?saved=profile", status_code=303)
+
+    @post("/password")
+    async def change_password(
+        self, request: Request, data: Annotated[PasswordForm, Form]
+    ) -> Template | Redirect:
+        viewer = viewer_of(request)
+        try:
+            await services.change_password(viewer.user_id, data.current_password, data.new_password)
+        except AccountError as error:
+            context = _profile_context(request, error=error.message, error_field=error.field)
+            return await page(
+                request, "accounts/profile.html", section="settings", status_code=400, **context
+            )
+        return Redirect("/settings?saved=password", status_code=303)
+
+
+class MembersController(Controller):
+    path = "/settings/members"
+    guards = [allows(Permission.MEMBERS_MANAGE)]
+
+    async def _render(self, request: Request, *, status_code: int = 200, **extra: Any) -> Template:
+        viewer = viewer_of(request)
+        assert viewer.workspace_id is not None
+        context: dict[str, Any] = {
+            "members": await queries.members_of(viewer.workspace_id),
+            "invitations": await queries.open_invitations(viewer.workspace_id),
+            "roles": list(Role),
+            "grantable": GRANTABLE_ROLES,
+            "invite": InviteForm(),
+            "invite_link": None,
+            "error": None,
+        }
+        context.update(extra)
+        return await page(
+            request, "accounts/members.html", section="settings", status_code=status_code, **context
+        )
+
+    @get("/")
+    async def members(self, request: Request) -> Template:
+        return await self._render(request)
+
+    @post("/invite")
+    async def invite(self, request: Request, data: Annotated[InviteForm, Form]) -> Template:
+        viewer = viewer_of(request)
+        assert viewer.workspace_id is not None
+        try:
+            role = Role(data.role)
+            token = await services.invite(
+                viewer.workspace_id, role, email=data.email, actor_user_id=viewer.user_id
+            )
+        except (AccountError, ValueError) as error:
+            message = (
+                error.message
+                if isinstance(error, AccountError)
+                else _("Choose admin, editor or viewer.")
+            )
+            return await self._render(request, status_code=400, invite=data, error=message)
+        link = f"{active().base_url}/invite/{token}"
+        return await self._render(request, invite_link=link)
+
+    @post("/{user_id:int}/role")
+    async def change_role(
+        self, request: Request, user_id: FromPath[int], data: Annotated[RoleForm, Form]
+    ) -> Template | Redirect:
+        viewer = viewer_of(request)
+        assert viewer.workspace_id is not None
+        try:
+            role = Role(data.role)
+        except ValueError:
+            return await self._render(request, status_code=400, error=_("Choose one of the roles."))
+        if role == Role.OWNER and viewer.role != Role.OWNER:
+            return await self._render(
+                request, status_code=403, error=_("Only an owner can make owners.")
+            )
+        try:
+            await services.change_role(
+                viewer.workspace_id, user_id, role, actor_user_id=viewer.user_id
+            )
+        except AccountError as error:
+            return await self._render(request, status_code=error.status, error=error.message)
+        return Redirect("/settings/members", status_code=303)
+
+    @post("/{user_id:int}/remove")
+    async def remove(self, request: Request, user_id: FromPath[int]) -> Template | Redirect:
+        viewer = viewer_of(request)
+        assert viewer.workspace_id is not None
+        try:
+            await services.remove_member(viewer.workspace_id, user_id, actor_user_id=viewer.user_id)
+        except AccountError as error:
+            return await self._render(request, status_code=error.status, error=error.message)
+        return Redirect("/settings/members", status_code=303)
+
+    @post("/invitations/{invitation_id:int}/revoke")
+    async def revoke_invitation(self, request: Request, invitation_id: FromPath[int]) -> Redirect:
+        viewer = viewer_of(request)
+        assert viewer.workspace_id is not None
+        await services.revoke_invitation(
+            viewer.workspace_id, invitation_id, actor_user_id=viewer.user_id
+        )
+        return Redirect("/settings/members", status_code=303)
+
+
+class TokensController(Controller):
+    path = "/settings/tokens"
+    guards = [allows(Permission.DRAFT_VIEW)]
+
+    async def _render(self, request: Request, *, status_code: int = 200, **extra: Any) -> Template:
+        viewer = viewer_of(request)
+        assert viewer.workspace_id is not None
+        context: dict[str, Any] = {
+            "tokens": await queries.api_tokens_of(viewer.workspace_id, viewer.user_id),
+            "form": TokenForm(),
+            "new_token": None,
+            "error": None,
+        }
+        context.update(extra)
+        return await page(
+            request, "accounts/tokens.html", section="settings", status_code=status_code, **context
+        )
+
+    @get("/")
+    async def tokens(self, request: Request) -> Template:
+        return await self._render(request)
+
+    @post("/")
+    async def create(self, request: Request, data: Annotated[TokenForm, Form]) -> Template:
+        viewer = viewer_of(request)
+        assert viewer.workspace_id is not None
+        try:
+            token = await services.issue_api_token(viewer.workspace_id, viewer.user_id, data.name)
+        except AccountError as error:
+            return await self._render(request, status_code=400, form=data, error=error.message)
+        return await self._render(request, new_token=token)
+
+    @post("/{token_id:int}/revoke")
+    async def revoke(self, request: Request, token_id: FromPath[int]) -> Redirect:
+        viewer = viewer_of(request)
+        assert viewer.workspace_id is not None
+        await services.revoke_api_token(viewer.workspace_id, viewer.user_id, token_id)
+        return Redirect("/settings/tokens", status_code=303)
+
+
+class InvitationController(Controller):
+    path = "/invite/{token:str}"
+
+    async def _render(
+        self, request: Request, token: str, *, status_code: int = 200, **extra: Any
+    ) -> Template:
+        found = await queries.invitation_by_token(token)
+        context: dict[str, Any] = {
+            "token": token,
+            "workspace_name": found[1] if found else "",
+            "role": found[2] if found else None,
+            "valid": found is not None,
+            "form": SignUpForm(),
+            "error": None,
+        }
+        context.update(extra)
+        return await page(
+            request, "accounts/invite.html", status_code=status_code if found else 404, **context
+        )
+
+    @get("/")
+    async def show(self, request: Request, token: FromPath[str]) -> Template:
+        return await self._render(request, token)
+
+    @post("/accept", guards=[signed_in])
+    async def accept(self, request: Request, token: FromPath[str]) -> Redirect | Template:
+        viewer = viewer_of(request)
+        try:
+            workspace_id = await services.accept_invitation(token, viewer.user_id)
+        except AccountError as error:
+            return await self._render(request, token, status_code=error.status, error=error.message)
+        if viewer.session_id:
+            await services.switch_workspace(viewer.session_id, viewer.user_id, workspace_id)
+        return Redirect("/", status_code=303)
+
+    @post("/signup")
+    async def sign_up(
+        self, request: Request, token: FromPath[str], data: Annotated[SignUpForm, Form]
+    ) -> Redirect | Template:
+        if await queries.invitation_by_token(token) is None:
+            return await self._render(request, token)
+        try:
+            user_id = await services.create_user(data.email, data.display_name, data.password)
+            await services.accept_invitation(token, user_id)
+        except AccountError as error:
+            data.password = ""
+            return await self._render(
+                request, token, status_code=400, form=data, error=error.message
+            )
+        session = await services.start_session(
+            user_id, user_agent=request.headers.get("user-agent", "")
+        )
+        return signed_in_response(session, "/")
+
+
+class MeApi(Controller):
+    """The API's view of the token's owner."""
+
+    path = "/me"
+    guards = [allows(Permission.DRAFT_VIEW)]
+
+    @get("/")
+    async def me(self, request: Request) -> dict[str, Any]:
+        viewer = viewer_of(request)
+        return {
+            "user": {
+                "id": viewer.user_id,
+                "email": viewer.email,
+                "display_name": viewer.display_name,
+            },
+            "workspace": {"id": viewer.workspace_id, "name": viewer.workspace_name},
+            "role": viewer.role,
+            "permissions": sorted(viewer.permissions),
+        }
+
+
+PAGE_HANDLERS = [
+    SessionController,
+    WorkspaceController,
+    SettingsController,
+    MembersController,
+    TokensController,
+    InvitationController,
+]
+API_HANDLERS = [MeApi]

@@ -1,0 +1,41 @@
+"""Guards: signed in, working in a workspace, allowed by role."""
+
+from __future__ import annotations
+
+from litestar.connection import ASGIConnection
+from litestar.exceptions import NotAuthorizedException, PermissionDeniedException
+from litestar.handlers.base import BaseRouteHandler
+from litestar.types import Guard
+
+from app.accounts.roles import Permission
+from app.accounts.types import Viewer
+from app.core.i18n import _
+
+
+class NoWorkspace(PermissionDeniedException):
+    """Signed in, but not a member of any workspace yet."""
+
+
+def viewer_of(connection: ASGIConnection) -> Viewer:
+    viewer = connection.scope.get("user")
+    if not isinstance(viewer, Viewer):
+        raise NotAuthorizedException(_("Sign in to continue."))
+    return viewer
+
+
+def signed_in(connection: ASGIConnection, _handler: BaseRouteHandler) -> None:
+    viewer_of(connection)
+
+
+def allows(permission: Permission) -> Guard:
+    """A guard admitting members whose role grants `permission` in their workspace."""
+
+    def guard(connection: ASGIConnection, _handler: BaseRouteHandler) -> None:
+        viewer = viewer_of(connection)
+        if viewer.workspace_id is None:
+            raise NoWorkspace(_("You are not a member of any workspace yet."))
+        if not viewer.can(permission):
+            raise PermissionDeniedException(_("Your role in this workspace does not allow this."))
+
+    guard.__name__ = f"allows_{permission.value.replace('.', '_')}"
+    return guard

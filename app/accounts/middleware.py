@@ -1,0 +1,72 @@
+"""Who is asking: a session cookie for pages, a Bearer token for /api/v1.
+
+The API accepts only Bearer tokens and pages only the session cookie, so a
+cookie never authorises an API call (which is exempt from CSRF checks).
+The person's language is activated for the rest of the request.
+"""
+
+from __future__ import annotations
+
+from litestar.enums import ScopeType
+from litestar.middleware import ASGIMiddleware
+from litestar.types import ASGIApp, Receive, Scope, Send
+
+from app.accounts import queries, services
+from app.accounts.types import Viewer
+from app.core import i18n
+
+SESSION_COOKIE = "nd_session"
+API_PREFIX = "/api/"
+
+
+def _header(scope: Scope, name: bytes) -> str:
+    for key, value in scope.get("headers", ()):
+        if key == name:
+            return value.decode("latin-1")
+    return ""
+
+
+def _cookie(scope: Scope, name: str) -> str | None:
+    for part in _header(scope, b"cookie").split(";"):
+        key, _, value = part.strip().partition("=")
+        if key == name and value:
+            return value
+    return None
+
+
+async def identify(scope: Scope) -> Viewer | None:
+    if scope["path"].startswith(API_PREFIX):
+        scheme, _, token = _header(scope, b"authorization").partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            return None
+        viewer = await queries.viewer_for_api_token(token.strip())
+        if viewer and viewer.api_token_id:
+            await services.note_api_token_use(viewer.api_token_id)
+        return viewer
+    cookie = _cookie(scope, SESSION_COOKIE)
+    if not cookie:
+        return None
+    viewer = await queries.viewer_for_session(cookie)
+    if viewer and viewer.session_id:
+        await services.touch_session(viewer.session_id)
+    return viewer
+
+
+class AuthenticationMiddleware(ASGIMiddleware):
+    scopes = (ScopeType.HTTP,)
+    exclude_path_pattern = ("^/static/", "^/healthz$", "^/readyz$", "^/media/")
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
+        viewer = await identify(scope)
+        scope["user"] = viewer
+        scope["auth"] = (
+            "token" if viewer and viewer.api_token_id else ("session" if viewer else None)
+        )
+        language = i18n.pick_language(
+            viewer.locale if viewer else None, _header(scope, b"accept-language")
+        )
+        token = i18n.activate(language)
+        try:
+            await next_app(scope, receive, send)
+        finally:
+            i18n._active.reset(token)

@@ -1,0 +1,37 @@
+"""Roles and the permissions they grant: the one table guards consult."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Role(StrEnum):
+    OWNER = "owner"
+    ADMIN = "admin"
+    EDITOR = "editor"
+    VIEWER = "viewer"
+
+
+class Permission(StrEnum):
+    DRAFT_VIEW = "draft.view"  # read the wall, the library and activity
+    COLUMNS_MANAGE = "streams.columns.manage"  # add, edit and remove wall columns
+    ARTICLES_IMPORT = "articles.import"  # save and import articles, manage topics
+    SETTINGS_MANAGE = "settings.manage"  # workspace settings and connections
+    MEMBERS_MANAGE = "members.manage"  # invite, change roles, remove members
+
+
+ROLE_PERMISSIONS: dict[Role, frozenset[Permission]] = {
+    Role.OWNER: frozenset(Permission),
+    Role.ADMIN: frozenset(Permission),
+    Role.EDITOR: frozenset(
+        {Permission.DRAFT_VIEW, Permission.COLUMNS_MANAGE, Permission.ARTICLES_IMPORT}
+    ),
+    Role.VIEWER: frozenset({Permission.DRAFT_VIEW}),
+}
+
+# Roles an invitation or a role change may grant; ownership is not handed out by link.
+GRANTABLE_ROLES: tuple[Role, ...] = (Role.ADMIN, Role.EDITOR, Role.VIEWER)
+
+
+def permissions_of(role: str) -> frozenset[Permission]:
+    return ROLE_PERMISSIONS.get(Role(role), frozenset())

@@ -1,0 +1,469 @@
+"""Use cases of accounts: the only writers of accounts' tables."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
+
+import asyncpg
+
+from app.accounts import queries
+from app.accounts.credentials import (
+    MIN_PASSWORD_LENGTH,
+    hash_password,
+    needs_rehash,
+    new_token,
+    token_hash,
+    verify_password,
+)
+from app.accounts.roles import GRANTABLE_ROLES, Role
+from app.accounts.types import AccountError, NewSession
+from app.core import db, redis
+from app.core.config import active
+from app.core.i18n import LANGUAGES, _
+from app.events.services import record
+
+INVITATION_DAYS = 7
+API_TOKEN_PREFIX = "nd_"  # noqa: S105  (a prefix, not a secret)
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+# People -------------------------------------------------------------------
+
+
+def _check_new_credentials(email: str, display_name: str, password: str) -> tuple[str, str]:
+    email = email.strip()
+    display_name = display_name.strip()
+    if not _EMAIL.match(email):
+        raise AccountError(_("Enter an email address like name@example.org."), field="email")
+    if not display_name:
+        raise AccountError(_("Enter the name others should see."), field="display_name")
+    if len(password) < MIN_PASSWORD_LENGTH:
+        raise AccountError(
+            _("Choose a password of at least %(n)d characters.") % {"n": MIN_PASSWORD_LENGTH},
+            field="password",
+        )
+    return email, display_name[:120]
+
+
+async def create_user(email: str, display_name: str, password: str) -> int:
+    email, display_name = _check_new_credentials(email, display_name, password)
+    try:
+        return int(
+            await db.fetchval(
+                "INSERT INTO users (email, display_name, password_hash) VALUES ($1, $2, $3) RETURNING id",
+                email,
+                display_name,
+                hash_password(password),
+            )
+        )
+    except asyncpg.UniqueViolationError:
+        raise AccountError(
+            _("An account with this email exists already; sign in instead."), field="email"
+        ) from None
+
+
+async def update_profile(user_id: int, display_name: str, locale: str, time_zone: str) -> None:
+    display_name = display_name.strip()[:120]
+    if not display_name:
+        raise AccountError(_("Enter the name others should see."), field="display_name")
+    if locale not in LANGUAGES:
+        raise AccountError(_("Choose one of the offered languages."), field="locale")
+    try:
+        ZoneInfo(time_zone)
+        if time_zone not in available_timezones():
+            raise ZoneInfoNotFoundError(time_zone)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise AccountError(_("Choose a time zone from the list."), field="time_zone") from None
+    await db.fetch(
+        "UPDATE users SET display_name = $2, locale = $3, time_zone = $4 WHERE id = $1",
+        user_id,
+        display_name,
+        locale,
+        time_zone,
+    )
+
+
+async def change_password(user_id: int, current: str, new: str) -> None:
+    row = await db.fetchrow("SELECT password_hash FROM users WHERE id = $1", user_id)
+    if row is None or not verify_password(row["password_hash"], current):
+        raise AccountError(_("Your current password is not right."), field="current_password")
+    if len(new) < MIN_PASSWORD_LENGTH:
+        raise AccountError(
+            _("Choose a password of at least %(n)d characters.") % {"n": MIN_PASSWORD_LENGTH},
+            field="new_password",
+        )
+    await db.fetch("UPDATE users SET password_hash = $2 WHERE id = $1", user_id, hash_password(new))
+
+
+# Workspaces and members ------------------------------------------------------
+
+
+async def create_workspace(name: str, owner_user_id: int) -> int:
+    name = name.strip()[:120]
+    if not name:
+        raise AccountError(_("Give the workspace a name."), field="name")
+    async with db.transaction() as tx:
+        workspace_id = int(
+            await tx.fetchval("INSERT INTO workspaces (name) VALUES ($1) RETURNING id", name)
+        )
+    async with db.workspace_tx(workspace_id) as tx:
+        await tx.execute(
+            "INSERT INTO memberships (workspace_id, user_id, role) VALUES ($1, $2, 'owner')",
+            workspace_id,
+            owner_user_id,
+        )
+        await record(tx, "workspace_created", actor_user_id=owner_user_id, subject=name)
+    return workspace_id
+
+
+async def add_member(
+    workspace_id: int, user_id: int, role: Role, *, actor_user_id: int | None
+) -> None:
+    async with db.workspace_tx(workspace_id) as tx:
+        if not await _insert_member(tx, user_id, role, actor_user_id=actor_user_id):
+            raise AccountError(_("This person is a member already."))
+
+
+async def _insert_member(tx: db.Tx, user_id: int, role: Role, *, actor_user_id: int | None) -> bool:
+    inserted = await tx.fetchval(
+        """
+        INSERT INTO memberships (workspace_id, user_id, role) VALUES ($1, $2, $3)
+        ON CONFLICT (workspace_id, user_id) DO NOTHING RETURNING id
+        """,
+        tx.workspace_id,
+        user_id,
+        role.value,
+    )
+    if inserted is None:
+        return False
+    name = await tx.fetchval("SELECT display_name FROM users WHERE id = $1", user_id)
+    await record(
+        tx, "member_added", actor_user_id=actor_user_id, subject=name or "", role=role.value
+    )
+    return True
+
+
+async def _owner_count(tx: db.Tx) -> int:
+    return int(
+        await tx.fetchval(
+            "SELECT count(*) FROM memberships WHERE workspace_id = $1 AND role = 'owner'",
+            tx.workspace_id,
+        )
+    )
+
+
+async def _member_role(tx: db.Tx, user_id: int) -> Role:
+    role = await tx.fetchval(
+        "SELECT role FROM memberships WHERE workspace_id = $1 AND user_id = $2 FOR UPDATE",
+        tx.workspace_id,
+        user_id,
+    )
+    if role is None:
+        raise AccountError(_("This person is not a member of the workspace."), status=404)
+    return Role(role)
+
+
+async def change_role(workspace_id: int, user_id: int, role: Role, *, actor_user_id: int) -> None:
+    async with db.workspace_tx(workspace_id) as tx:
+        current = await _member_role(tx, user_id)
+        if current == Role.OWNER and role != Role.OWNER and await _owner_count(tx) <= 1:
+            raise AccountError(_("A workspace keeps at least one owner."))
+        await tx.execute(
+            "UPDATE memberships SET role = $3 WHERE workspace_id = $1 AND user_id = $2",
+            workspace_id,
+            user_id,
+            role.value,
+        )
+        name = await tx.fetchval("SELECT display_name FROM users WHERE id = $1", user_id)
+        await record(
+            tx,
+            "member_role_changed",
+            actor_user_id=actor_user_id,
+            subject=name or "",
+            role=role.value,
+        )
+
+
+async def remove_member(workspace_id: int, user_id: int, *, actor_user_id: int) -> None:
+    async with db.workspace_tx(workspace_id) as tx:
+        current = await _member_role(tx, user_id)
+        if current == Role.OWNER and await _owner_count(tx) <= 1:
+            raise AccountError(_("A workspace keeps at least one owner."))
+        await tx.execute(
+            "DELETE FROM memberships WHERE workspace_id = $1 AND user_id = $2",
+            workspace_id,
+            user_id,
+        )
+        await tx.execute(
+            "UPDATE sessions SET workspace_id = NULL WHERE user_id = $1 AND workspace_id = $2",
+            user_id,
+            workspace_id,
+        )
+        await tx.execute(
+            "UPDATE api_tokens SET revoked_at = now() WHERE user_id = $1 AND workspace_id = $2 AND revoked_at IS NULL",
+            user_id,
+            workspace_id,
+        )
+        name = await tx.fetchval("SELECT display_name FROM users WHERE id = $1", user_id)
+        await record(tx, "member_removed", actor_user_id=actor_user_id, subject=name or "")
+
+
+# Signing in -----------------------------------------------------------------
+
+
+class _Throttle:
+    """Failed sign-ins counted per address and per account in Redis, 15 minutes."""
+
+    WINDOW_SECONDS = 15 * 60
+
+    def __init__(self, email: str, ip: str) -> None:
+        self.keys = [
+            active().redis_key("login-fail", "acct", email.strip().lower()),
+            active().redis_key("login-fail", "ip", _network_of(ip)),
+        ]
+        limit = active().login_attempts_per_15min
+        self.limits = [limit, limit * 5]  # an address may hold several people
+
+    async def blocked_for(self) -> int:
+        client = redis.client()
+        for key, limit in zip(self.keys, self.limits, strict=True):
+            count = int(await client.get(key) or 0)
+            if count >= limit:
+                return max(int(await client.ttl(key)), 1)
+        return 0
+
+    async def failed(self) -> None:
+        async with redis.client().pipeline(transaction=True) as pipe:
+            for key in self.keys:
+                pipe.incr(key)
+                pipe.expire(key, self.WINDOW_SECONDS, nx=True)
+            await pipe.execute()
+
+    async def succeeded(self) -> None:
+        await redis.client().delete(self.keys[0])
+
+
+def _network_of(ip: str) -> str:
+    """IPv6 clients are throttled per /64, since one host holds many addresses."""
+    try:
+        address = ipaddress.ip_address(ip)
+    except ValueError:
+        return "unknown"
+    if address.version == 6:
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return ip
+
+
+async def sign_in(email: str, password: str, *, ip: str, user_agent: str) -> NewSession:
+    throttle = _Throttle(email, ip)
+    wait = await throttle.blocked_for()
+    if wait:
+        minutes = max(1, (wait + 59) // 60)
+        raise AccountError(
+            _("Too many failed sign-ins. Try again in %(minutes)d minutes.") % {"minutes": minutes},
+            status=429,
+        )
+    row = await db.fetchrow(
+        "SELECT id, password_hash FROM users WHERE lower(email) = lower($1) AND is_active",
+        email.strip(),
+    )
+    if row is None or not verify_password(row["password_hash"], password):
+        await throttle.failed()
+        raise AccountError(_("The email or the password is not right."), status=400)
+    await throttle.succeeded()
+    if needs_rehash(row["password_hash"]):
+        await db.fetch(
+            "UPDATE users SET password_hash = $2 WHERE id = $1", row["id"], hash_password(password)
+        )
+    return await start_session(row["id"], user_agent=user_agent)
+
+
+async def start_session(user_id: int, *, user_agent: str = "") -> NewSession:
+    """A fresh session (a new cookie value every time: sign-in rotates the session)."""
+    token = new_token()
+    workspace_id = await db.fetchval(
+        """
+        SELECT m.workspace_id FROM memberships m
+        LEFT JOIN sessions s ON s.user_id = m.user_id AND s.workspace_id = m.workspace_id
+        WHERE m.user_id = $1 GROUP BY m.workspace_id
+        ORDER BY max(s.last_seen_at) DESC NULLS LAST, m.workspace_id LIMIT 1
+        """,
+        user_id,
+    )
+    expires = _now() + timedelta(days=active().session_days)
+    await db.fetch(
+        """
+        INSERT INTO sessions (token_hash, user_id, workspace_id, expires_at, user_agent)
+        VALUES ($1, $2, $3, $4, $5)
+        """,
+        token_hash(token),
+        user_id,
+        workspace_id,
+        expires,
+        user_agent[:300],
+    )
+    if workspace_id is not None:
+        async with db.workspace_tx(workspace_id) as tx:
+            await record(tx, "signed_in", actor_user_id=user_id)
+    return NewSession(token=token, user_id=user_id, workspace_id=workspace_id)
+
+
+async def end_session(token: str) -> None:
+    await db.fetch("DELETE FROM sessions WHERE token_hash = $1", token_hash(token))
+
+
+async def touch_session(session_id: int) -> None:
+    """Slide the expiry of a session in use (at most once a minute per session)."""
+    await db.fetch(
+        """
+        UPDATE sessions SET last_seen_at = now(), expires_at = now() + make_interval(days => $2)
+        WHERE id = $1 AND last_seen_at < now() - interval '1 minute'
+        """,
+        session_id,
+        active().session_days,
+    )
+
+
+async def switch_workspace(session_id: int, user_id: int, workspace_id: int) -> None:
+    member = await db.fetchval(
+        "SELECT 1 FROM memberships WHERE user_id = $1 AND workspace_id = $2", user_id, workspace_id
+    )
+    if not member:
+        raise AccountError(_("You are not a member of that workspace."), status=404)
+    await db.fetch(
+        "UPDATE sessions SET workspace_id = $3 WHERE id = $1 AND user_id = $2",
+        session_id,
+        user_id,
+        workspace_id,
+    )
+
+
+# API tokens -------------------------------------------------------------------
+
+
+async def issue_api_token(workspace_id: int, user_id: int, name: str) -> str:
+    """A new API token for this person in this workspace; returned once, stored hashed."""
+    name = name.strip()[:80]
+    if not name:
+        raise AccountError(_("Name the token after what will use it."), field="name")
+    token = new_token(API_TOKEN_PREFIX)
+    async with db.workspace_tx(workspace_id) as tx:
+        await tx.execute(
+            """
+            INSERT INTO api_tokens (workspace_id, user_id, name, token_hash, prefix)
+            VALUES ($1, $2, $3, $4, $5)
+            """,
+            workspace_id,
+            user_id,
+            name,
+            token_hash(token),
+            token[: len(API_TOKEN_PREFIX) + 6],
+        )
+        await record(tx, "api_token_created", actor_user_id=user_id, subject=name)
+    return token
+
+
+async def revoke_api_token(workspace_id: int, user_id: int, token_id: int) -> None:
+    async with db.workspace_tx(workspace_id) as tx:
+        name = await tx.fetchval(
+            """
+            UPDATE api_tokens SET revoked_at = coalesce(revoked_at, now())
+            WHERE id = $1 AND workspace_id = $2 AND user_id = $3 RETURNING name
+            """,
+            token_id,
+            workspace_id,
+            user_id,
+        )
+        if name is None:
+            raise AccountError(_("There is no such token."), status=404)
+        await record(tx, "api_token_revoked", actor_user_id=user_id, subject=name)
+
+
+async def note_api_token_use(token_id: int) -> None:
+    await db.fetch(
+        """
+        UPDATE api_tokens SET last_used_at = now()
+        WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
+        """,
+        token_id,
+    )
+
+
+# Invitations -----------------------------------------------------------------
+
+
+async def invite(workspace_id: int, role: Role, *, email: str, actor_user_id: int) -> str:
+    """A link that makes whoever opens it a member with `role`; returned once."""
+    if role not in GRANTABLE_ROLES:
+        raise AccountError(_("Choose admin, editor or viewer."), field="role")
+    token = new_token()
+    async with db.workspace_tx(workspace_id) as tx:
+        await tx.execute(
+            """
+            INSERT INTO invitations (workspace_id, token_hash, role, email, created_by, expires_at)
+            VALUES ($1, $2, $3, $4, $5, $6)
+            """,
+            workspace_id,
+            token_hash(token),
+            role.value,
+            email.strip()[:200],
+            actor_user_id,
+            _now() + timedelta(days=INVITATION_DAYS),
+        )
+        await record(tx, "invitation_created", actor_user_id=actor_user_id, role=role.value)
+    return token
+
+
+async def revoke_invitation(workspace_id: int, invitation_id: int, *, actor_user_id: int) -> None:
+    async with db.workspace_tx(workspace_id) as tx:
+        deleted = await tx.fetchval(
+            "DELETE FROM invitations WHERE id = $1 AND workspace_id = $2 AND accepted_at IS NULL RETURNING id",
+            invitation_id,
+            workspace_id,
+        )
+        if deleted is None:
+            raise AccountError(_("There is no such open invitation."), status=404)
+        await record(tx, "invitation_revoked", actor_user_id=actor_user_id)
+
+
+async def accept_invitation(token: str, user_id: int) -> int:
+    """Make `user_id` a member through an invitation link; returns the workspace id."""
+    expired = AccountError(_("This invitation link has expired or was used already."), status=404)
+    workspace_id = await db.fetchval(
+        "SELECT workspace_id FROM invitations WHERE token_hash = $1", token_hash(token)
+    )
+    if workspace_id is None:
+        raise expired
+    async with db.workspace_tx(workspace_id) as tx:
+        role = await tx.fetchval(
+            """
+            UPDATE invitations SET accepted_at = now(), accepted_by = $2
+            WHERE token_hash = $1 AND workspace_id = $3 AND accepted_at IS NULL AND expires_at > now()
+            RETURNING role
+            """,
+            token_hash(token),
+            user_id,
+            workspace_id,
+        )
+        if role is None:
+            raise expired
+        await _insert_member(tx, user_id, Role(role), actor_user_id=user_id)
+    return int(workspace_id)
+
+
+async def bootstrap(
+    email: str, display_name: str, password: str, workspace_name: str
+) -> int | None:
+    """The first owner and workspace of a new installation; None when people exist."""
+    if await queries.user_count() > 0:
+        return None
+    user_id = await create_user(email, display_name, password)
+    await create_workspace(workspace_name, user_id)
+    return user_id

@@ -1,0 +1,1 @@
+"""Infrastructure every domain shares: settings, the database, Redis and jobs."""

@@ -1,0 +1,198 @@
+"""Settings: one documented table (docs/configuration.md), validated at start.
+
+Values come from the environment and from `.env`. They are read once by the
+entry points (`python -m app`, the worker) and passed in; no module keeps an
+import-time copy.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Literal
+from urllib.parse import urlsplit
+
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+
+def _split_list(value: object) -> object:
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value
+
+
+class Settings(BaseSettings):
+    """Everything Newsdesk can be told from outside. See docs/configuration.md."""
+
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore", frozen=True)
+
+    database_url: str = Field(
+        description="PostgreSQL URL, postgresql://user:password@host:port/database"
+    )
+    redis_url: str = Field(description="Redis URL, redis://host:port/db")
+    secret_key: SecretStr = Field(
+        min_length=32,
+        description="Signs sessions, CSRF tokens and media URLs; at least 32 characters",
+    )
+    base_url: str = Field(
+        default="http://127.0.0.1:8000",
+        description="The address people use to reach Newsdesk; https turns on Secure cookies",
+    )
+    host: str = Field(default="127.0.0.1", description="Address uvicorn listens on")
+    port: int = Field(default=8000, ge=1, le=65535, description="Port uvicorn listens on")
+    redis_prefix: str = Field(
+        default="nd",
+        pattern=r"^[A-Za-z0-9_.-]{1,40}$",
+        description="Prefix of every Redis key, channel and queue of this installation",
+    )
+    worker_max_jobs: int = Field(
+        default=10, ge=1, le=500, description="Jobs one worker runs at once"
+    )
+    db_pool_max: int = Field(
+        default=10, ge=2, le=200, description="PostgreSQL connections per process"
+    )
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(default="INFO")
+    login_attempts_per_15min: int = Field(
+        default=10, ge=1, le=1000, description="Failed logins allowed per address and account"
+    )
+    session_days: int = Field(
+        default=30, ge=1, le=365, description="Idle days before a session ends"
+    )
+
+    # Egress: every outbound request (app/egress).
+    egress_allow: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="host:port entries egress may reach although they are not public "
+        "(tests and the offline demo only); empty in production",
+    )
+    egress_extra_ports: Annotated[list[int], NoDecode] = Field(
+        default_factory=list, description="Ports beyond 80 and 443 that egress may connect to"
+    )
+    egress_user_agent: str = Field(
+        default="Newsdesk/0.1 (+https://github.com/newsdesk; self-hosted newsroom)",
+        description="User-Agent of every outbound request",
+    )
+    egress_connect_timeout: float = Field(default=5.0, gt=0, le=60)
+    egress_read_timeout: float = Field(default=15.0, gt=0, le=300)
+    egress_total_timeout: float = Field(default=30.0, gt=0, le=600)
+    egress_max_bytes: int = Field(
+        default=10_000_000, ge=1024, description="Largest body egress reads"
+    )
+    egress_host_rate: float = Field(
+        default=2.0,
+        gt=0,
+        description="Default requests per second per host, shared by all processes",
+    )
+    egress_host_burst: int = Field(default=5, ge=1, description="Default burst per host")
+    egress_host_inflight: int = Field(
+        default=4, ge=1, description="Default requests in flight per host"
+    )
+    egress_host_budgets: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Per-host overrides host=rate/burst/inflight, e.g. export.arxiv.org=0.333/1/1",
+    )
+
+    # Media proxy.
+    media_max_bytes: int = Field(
+        default=15_000_000, ge=1024, description="Largest proxied media file"
+    )
+
+    # Analysis (app/analysis).
+    analysis_endpoint: str = Field(
+        default="",
+        description="OpenAI-compatible chat completions base URL; empty = local analyser",
+    )
+    analysis_api_key: SecretStr = Field(default=SecretStr(""))
+    analysis_model: str = Field(default="gpt-4o-mini")
+
+    @field_validator("egress_allow", "egress_extra_ports", "egress_host_budgets", mode="before")
+    @classmethod
+    def _lists(cls, value: object) -> object:
+        return _split_list(value)
+
+    @field_validator("database_url")
+    @classmethod
+    def _database_url(cls, value: str) -> str:
+        parts = urlsplit(value)
+        if parts.scheme not in {"postgres", "postgresql"} or not parts.hostname:
+            raise ValueError("must look like postgresql://user@host:port/database")
+        if not parts.path.strip("/"):
+            raise ValueError("must name a database, e.g. postgresql://user@host:5432/newsdesk")
+        return value
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_url(cls, value: str) -> str:
+        parts = urlsplit(value)
+        if parts.scheme not in {"redis", "rediss"} or not parts.hostname:
+            raise ValueError("must look like redis://host:port/0")
+        return value
+
+    @field_validator("base_url")
+    @classmethod
+    def _base_url(cls, value: str) -> str:
+        parts = urlsplit(value)
+        if parts.scheme not in {"http", "https"} or not parts.hostname:
+            raise ValueError("must be an http:// or https:// address")
+        return value.rstrip("/")
+
+    @field_validator("egress_allow")
+    @classmethod
+    def _host_ports(cls, value: list[str]) -> list[str]:
+        for entry in value:
+            host, sep, port = entry.rpartition(":")
+            if not sep or not host or not port.isdigit():
+                raise ValueError(f"{entry!r} is not host:port")
+        return [entry.lower() for entry in value]
+
+    @property
+    def secure_cookies(self) -> bool:
+        return self.base_url.startswith("https://")
+
+    def redis_key(self, *parts: object) -> str:
+        """A Redis key or channel name inside this installation's prefix."""
+        return ":".join([self.redis_prefix, *(str(p) for p in parts)])
+
+
+def describe_error(error: ValidationError) -> str:
+    """One line naming the first bad setting; never echoes a value."""
+    first = error.errors()[0]
+    name = str(first["loc"][0]).upper() if first["loc"] else "settings"
+    message = first["msg"]
+    if first["type"] == "missing":
+        message = "is required (set it in the environment or in .env)"
+    elif first["type"] == "too_short":
+        message = f"must be at least {first.get('ctx', {}).get('min_length')} characters long"
+    return f"newsdesk: setting {name} {message}"
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Read settings; on a bad value print one clear line and exit 2."""
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as error:
+        print(describe_error(error), file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+def redact_url(url: str) -> str:
+    """host:port/db of a service URL, without user or password, for messages."""
+    parts = urlsplit(url)
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{parts.hostname}{port}{parts.path}"
+
+
+_active: Settings | None = None
+
+
+def activate(settings: Settings) -> None:
+    """Make `settings` this process's settings (called by the entry points)."""
+    global _active
+    _active = settings
+
+
+def active() -> Settings:
+    """This process's settings, as passed to the app factory or the worker."""
+    if _active is None:
+        raise RuntimeError("settings are not activated (app.core.config.activate)")
+    return _active

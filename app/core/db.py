@@ -1,0 +1,176 @@
+"""The database: one engine per process, and the workspace transaction.
+
+All workspace work runs inside `workspace_tx(workspace_id)`. It opens one
+transaction, sets `app.workspace_id` for it (so row-level security can stand
+behind the query filters) and runs the after-commit callbacks - live notices,
+job wake-ups - only once the transaction has committed. Nothing is published
+for work that rolled back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import io
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import asyncpg
+from piccolo.engine.postgres import PostgresEngine
+
+from app.core.config import Settings
+from app.core.tables import all_tables
+
+log = logging.getLogger(__name__)
+
+AfterCommit = Callable[[], Awaitable[object]]
+
+_engine: PostgresEngine | None = None
+_current_tx: contextvars.ContextVar[Tx | None] = contextvars.ContextVar("nd_tx", default=None)
+
+
+def engine() -> PostgresEngine:
+    """The process's engine; `connect` must have run."""
+    if _engine is None:
+        raise RuntimeError("the database is not connected (app.core.db.connect)")
+    return _engine
+
+
+def make_engine(settings: Settings) -> PostgresEngine:
+    return PostgresEngine(config={"dsn": settings.database_url}, log_queries=False)
+
+
+def bind(db: PostgresEngine) -> None:
+    """Point every table at `db`, so transactions and queries share one engine."""
+    global _engine
+    _engine = db
+    for table in all_tables():
+        table._meta.db = db
+
+
+async def connect(settings: Settings, *, pool_max: int | None = None) -> PostgresEngine:
+    db = make_engine(settings)
+    bind(db)
+    size = pool_max or settings.db_pool_max
+    await db.start_connection_pool(min_size=1, max_size=size)
+    return db
+
+
+async def disconnect() -> None:
+    global _engine
+    if _engine is not None and _engine.pool is not None:
+        await _engine.close_connection_pool()
+    _engine = None
+
+
+@dataclass
+class Tx:
+    """An open workspace transaction and what to do once it commits."""
+
+    workspace_id: int | None
+    connection: asyncpg.Connection
+    after: list[AfterCommit] = field(default_factory=list)
+
+    def after_commit(self, callback: AfterCommit) -> None:
+        self.after.append(callback)
+
+    async def fetch(self, sql: str, *args: Any) -> list[asyncpg.Record]:
+        return await self.connection.fetch(sql, *args)
+
+    async def fetchrow(self, sql: str, *args: Any) -> asyncpg.Record | None:
+        return await self.connection.fetchrow(sql, *args)
+
+    async def fetchval(self, sql: str, *args: Any) -> Any:
+        return await self.connection.fetchval(sql, *args)
+
+    async def execute(self, sql: str, *args: Any) -> str:
+        return await self.connection.execute(sql, *args)
+
+
+@asynccontextmanager
+async def transaction(workspace_id: int | None = None) -> AsyncIterator[Tx]:
+    """One transaction; nested calls join the outer one (same workspace only)."""
+    outer = _current_tx.get()
+    if outer is not None:
+        if workspace_id is not None and outer.workspace_id not in (None, workspace_id):
+            raise RuntimeError("a transaction cannot span two workspaces")
+        yield outer
+        return
+    async with engine().transaction() as piccolo_tx:
+        tx = Tx(workspace_id=workspace_id, connection=piccolo_tx.connection)
+        if workspace_id is not None:
+            await tx.execute("SELECT set_config('app.workspace_id', $1, true)", str(workspace_id))
+        token = _current_tx.set(tx)
+        try:
+            yield tx
+        finally:
+            _current_tx.reset(token)
+    await _run_after_commit(tx)
+
+
+def workspace_tx(workspace_id: int) -> Any:
+    """The transaction every workspace read-modify-write runs in."""
+    return transaction(workspace_id)
+
+
+async def _run_after_commit(tx: Tx) -> None:
+    for callback in tx.after:
+        try:
+            await callback()
+        except Exception:
+            # The data is committed; a lost notice is repaired by the next
+            # reconnect or reconciler pass, so log and go on.
+            log.exception("after-commit callback failed")
+
+
+async def fetch(sql: str, *args: Any) -> list[asyncpg.Record]:
+    """A read outside any explicit transaction (joins one when open)."""
+    tx = _current_tx.get()
+    if tx is not None:
+        return await tx.fetch(sql, *args)
+    pool = engine().pool
+    assert pool is not None
+    async with pool.acquire() as conn:
+        return await conn.fetch(sql, *args)
+
+
+async def fetchrow(sql: str, *args: Any) -> asyncpg.Record | None:
+    rows = await fetch(sql, *args)
+    return rows[0] if rows else None
+
+
+async def fetchval(sql: str, *args: Any) -> Any:
+    row = await fetchrow(sql, *args)
+    return None if row is None else row[0]
+
+
+async def execute_ddl(sql: str) -> None:
+    """Run DDL inside the migration's transaction (for raw-SQL migrations)."""
+    from piccolo.engine import engine_finder
+
+    db = engine_finder()
+    assert isinstance(db, PostgresEngine)
+    current = db.current_transaction.get()
+    if current is None:
+        raise RuntimeError("migrations run inside Piccolo's migration transaction")
+    await current.connection.execute(sql)
+
+
+async def migrate(db: PostgresEngine) -> None:
+    """Apply every migration in migrations/ that has not run yet."""
+    from piccolo.apps.migrations.commands.forwards import run_forwards
+    from piccolo.apps.migrations.tables import Migration
+
+    import piccolo_conf
+
+    piccolo_conf.DB = db
+    Migration._meta.db = db
+    chatter = io.StringIO()  # Piccolo prints its progress; keep it for the log
+    with contextlib.redirect_stdout(chatter):
+        result = await run_forwards(app_name="newsdesk")
+    log.info("migrations: %s", " ".join(chatter.getvalue().split()))
+    if not result.success:
+        raise RuntimeError(f"migration failed: {result.message}")

@@ -1,0 +1,44 @@
+"""The process's Redis client: one arq pool that also publishes live notices."""
+
+from __future__ import annotations
+
+from arq.connections import ArqRedis, RedisSettings, create_pool
+
+from app.core.config import Settings
+
+_client: ArqRedis | None = None
+
+
+def redis_settings(settings: Settings) -> RedisSettings:
+    return RedisSettings.from_dsn(settings.redis_url)
+
+
+def queue_name(settings: Settings) -> str:
+    return settings.redis_key("queue")
+
+
+async def connect_redis(settings: Settings) -> ArqRedis:
+    global _client
+    _client = await create_pool(
+        redis_settings(settings), default_queue_name=queue_name(settings), retry=2
+    )
+    return _client
+
+
+def use_client(client: ArqRedis) -> None:
+    """Adopt a client made elsewhere (the arq worker's own pool)."""
+    global _client
+    _client = client
+
+
+def client() -> ArqRedis:
+    if _client is None:
+        raise RuntimeError("Redis is not connected (app.core.redis.connect_redis)")
+    return _client
+
+
+async def disconnect_redis() -> None:
+    global _client
+    if _client is not None:
+        await _client.aclose()
+    _client = None

@@ -1,0 +1,1 @@
+"""The web shell: the app factory, the layout, error pages and security headers."""

@@ -1,0 +1,130 @@
+"""Error responses: pages in the layout for people, JSON for the API.
+
+Nothing here leaks internals: a 500 says that something failed and logs the
+rest. A browser whose session ended while a live stream reconnects gets a
+small region telling them to sign in again, instead of an endless retry.
+"""
+
+from __future__ import annotations
+
+import logging
+from urllib.parse import quote
+
+from litestar import MediaType, Request, Response
+from litestar.exceptions import (
+    HTTPException,
+    NotAuthorizedException,
+    NotFoundException,
+    PermissionDeniedException,
+    ValidationException,
+)
+from litestar.response import Redirect, Template
+
+from app.accounts.guards import NoWorkspace
+from app.accounts.middleware import API_PREFIX
+from app.accounts.types import AccountError
+from app.core.i18n import _
+from app.web.pages import is_datastar
+from app.web.templating import render_block
+
+log = logging.getLogger(__name__)
+
+
+def _is_api(request: Request) -> bool:
+    return request.url.path.startswith(API_PREFIX)
+
+
+def _json(status: int, detail: str) -> Response:
+    return Response({"status_code": status, "detail": detail}, status_code=status)
+
+
+def _error_page(request: Request, status: int, title: str, detail: str) -> Response:
+    if _is_api(request):
+        return _json(status, detail)
+    if is_datastar(request):
+        html = render_block(
+            "errors/error.html", "notice", request=request, title=title, detail=detail
+        )
+        return Response(html, status_code=200, media_type=MediaType.HTML)
+    return Template(
+        template_name="errors/error.html",
+        context={
+            "viewer": request.scope.get("user"),
+            "workspaces": [],
+            "section": "",
+            "status": status,
+            "title": title,
+            "detail": detail,
+        },
+        status_code=status,
+    )
+
+
+def not_signed_in(request: Request, error: Exception) -> Response:
+    if _is_api(request):
+        return _json(401, _("Send a valid API token as 'Authorization: Bearer <token>'."))
+    if is_datastar(request):
+        html = render_block("errors/error.html", "session_ended", request=request)
+        return Response(html, status_code=200, media_type=MediaType.HTML)
+    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    return Redirect(f"/login?next={quote(target, safe='/')}", status_code=303)
+
+
+def no_workspace(request: Request, error: Exception) -> Response:
+    if _is_api(request) or is_datastar(request):
+        return _error_page(request, 403, _("No workspace"), str(getattr(error, "detail", "")))
+    return Redirect("/welcome", status_code=303)
+
+
+def forbidden(request: Request, error: Exception) -> Response:
+    detail = getattr(error, "detail", "") or _("You may not do this.")
+    if detail == "CSRF token verification failed":
+        detail = _("This form has expired. Reload the page and try again.")
+    return _error_page(request, 403, _("Not allowed"), detail)
+
+
+def not_found(request: Request, error: Exception) -> Response:
+    return _error_page(request, 404, _("Not found"), _("There is nothing at this address."))
+
+
+def bad_request(request: Request, error: Exception) -> Response:
+    detail = getattr(error, "detail", "") or _("The request could not be understood.")
+    if isinstance(error, ValidationException) and error.extra:
+        detail = _("Some fields are missing or malformed: %(fields)s") % {
+            "fields": ", ".join(str(e.get("key", "")) for e in error.extra if isinstance(e, dict))
+        }
+    return _error_page(request, 400, _("Bad request"), detail)
+
+
+def account_error(request: Request, error: Exception) -> Response:
+    assert isinstance(error, AccountError)
+    return _error_page(request, error.status, _("That did not work"), error.message)
+
+
+def http_error(request: Request, error: Exception) -> Response:
+    assert isinstance(error, HTTPException)
+    if error.status_code >= 500:
+        log.error("HTTP %s on %s: %s", error.status_code, request.url.path, error.detail)
+        return _error_page(
+            request, error.status_code, _("Something went wrong"), _("Please try again.")
+        )
+    return _error_page(request, error.status_code, _("That did not work"), error.detail)
+
+
+def server_error(request: Request, error: Exception) -> Response:
+    log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=error)
+    return _error_page(
+        request, 500, _("Something went wrong"), _("The error was logged. Please try again.")
+    )
+
+
+EXCEPTION_HANDLERS = {
+    NotAuthorizedException: not_signed_in,
+    NoWorkspace: no_workspace,
+    PermissionDeniedException: forbidden,
+    NotFoundException: not_found,
+    ValidationException: bad_request,
+    AccountError: account_error,
+    HTTPException: http_error,
+    Exception: server_error,
+}

@@ -1,0 +1,85 @@
+"""The app factory: settings in, a Litestar app out. Every process makes one."""
+
+from __future__ import annotations
+
+import logging
+
+from litestar import Litestar, Router
+from litestar.config.csrf import CSRFConfig
+from litestar.di import Provide
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import JsonRenderPlugin
+from litestar.plugins.jinja import JinjaTemplateEngine as Jinja
+from litestar.static_files import create_static_files_router
+from litestar.template import TemplateConfig
+
+from app.accounts.middleware import AuthenticationMiddleware
+from app.core import config, db, redis
+from app.core.config import Settings
+from app.live.hub import hub
+from app.web import routes
+from app.web.errors import EXCEPTION_HANDLERS
+from app.web.health import healthz, readyz
+from app.web.security import csp_report, security_headers
+from app.web.templating import STATIC_DIR, make_environment, use_environment
+
+log = logging.getLogger(__name__)
+
+
+def create_app(settings: Settings, *, manage_connections: bool = True) -> Litestar:
+    """The web app. Tests that hold their own connections pass manage_connections=False."""
+    config.activate(settings)
+    env = make_environment(routes.template_filters(settings))
+    use_environment(env)
+
+    async def start() -> None:
+        if manage_connections:
+            await db.connect(settings)
+            await redis.connect_redis(settings)
+            await routes.start(settings)
+
+    async def stop() -> None:
+        await hub.close()
+        if manage_connections:
+            await routes.stop()
+            await redis.disconnect_redis()
+            await db.disconnect()
+
+    pages = Router(path="/", route_handlers=routes.page_handlers(), include_in_schema=False)
+    api = Router(path="/api/v1", route_handlers=routes.api_handlers(), tags=["api"])
+    return Litestar(
+        route_handlers=[
+            pages,
+            api,
+            healthz,
+            readyz,
+            csp_report,
+            create_static_files_router(
+                path="/static",
+                directories=[STATIC_DIR],
+                include_in_schema=False,
+                cache_control=None,
+            ),
+        ],
+        on_startup=[start],
+        on_shutdown=[stop],
+        middleware=[security_headers, AuthenticationMiddleware()],
+        csrf_config=CSRFConfig(
+            secret=settings.secret_key.get_secret_value(),
+            cookie_name="nd_csrf",
+            cookie_secure=settings.secure_cookies,
+            cookie_samesite="lax",
+            header_name="x-csrf-token",
+            exclude=["^/api/", "^/csp-report$"],
+        ),
+        template_config=TemplateConfig(engine=Jinja.from_environment(env)),
+        exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
+        openapi_config=OpenAPIConfig(
+            title="Newsdesk API",
+            version="1",
+            path="/api/v1/schema",
+            render_plugins=[JsonRenderPlugin()],
+        ),
+        dependencies={"settings": Provide(lambda: settings, sync_to_thread=False)},
+        debug=False,
+    )

@@ -1,0 +1,29 @@
+"""Rendering pages in the layout, with what every page shows around itself."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request
+from litestar.response import Template
+
+from app.accounts.queries import workspaces_of
+from app.accounts.types import Viewer
+
+
+def is_datastar(request: Request) -> bool:
+    """A request made by Datastar in the browser (it wants SSE or a fragment back)."""
+    return request.headers.get("datastar-request") == "true"
+
+
+async def page(
+    request: Request, template: str, *, section: str = "", status_code: int = 200, **context: Any
+) -> Template:
+    """A full page: the layout with the navigation and the workspace switcher."""
+    viewer = request.scope.get("user")
+    workspaces = await workspaces_of(viewer.user_id) if isinstance(viewer, Viewer) else []
+    return Template(
+        template_name=template,
+        context={"viewer": viewer, "workspaces": workspaces, "section": section, **context},
+        status_code=status_code,
+    )

@@ -1,0 +1,91 @@
+"""Jinja: one environment for full pages and for the regions streams patch.
+
+Autoescaping is always on. The only markup a template may emit unescaped is
+what app.safe_content's renderer returns (its filters); a test scans the
+templates and the code for `|safe` and `Markup(`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+from functools import cache
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from litestar import Request
+
+from app.core import i18n
+from app.live.streams import stream_attribute
+
+ROOT = Path(__file__).resolve().parents[2]
+TEMPLATE_DIR = ROOT / "templates"
+STATIC_DIR = ROOT / "static"
+
+_env: Environment | None = None
+
+
+@cache
+def _static_version(path: str) -> str:
+    try:
+        return hashlib.sha256((STATIC_DIR / path).read_bytes()).hexdigest()[:10]
+    except OSError:
+        return "0"
+
+
+def static_url(path: str) -> str:
+    """A static file's URL with a content hash, so browsers may cache it for long."""
+    return f"/static/{path}?v={_static_version(path)}"
+
+
+def local_time(value: datetime | None, time_zone: str = "UTC", fmt: str = "%Y-%m-%d %H:%M") -> str:
+    if value is None:
+        return ""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    try:
+        zone = ZoneInfo(time_zone)
+    except (KeyError, ValueError):
+        zone = ZoneInfo("UTC")
+    return value.astimezone(zone).strftime(fmt)
+
+
+def iso_time(value: datetime | None) -> str:
+    return value.astimezone(UTC).isoformat() if value else ""
+
+
+def make_environment(extra_filters: dict[str, Any] | None = None) -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(TEMPLATE_DIR),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        undefined=StrictUndefined,
+        extensions=["jinja2.ext.i18n"],
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.install_gettext_callables(i18n.gettext, i18n.ngettext, newstyle=True)  # type: ignore[attr-defined]
+    env.globals.update(
+        static_url=static_url, stream=stream_attribute, language=i18n.active_language
+    )
+    env.filters.update(local_time=local_time, iso_time=iso_time, **(extra_filters or {}))
+    return env
+
+
+def use_environment(env: Environment) -> None:
+    global _env
+    _env = env
+
+
+def environment() -> Environment:
+    if _env is None:
+        raise RuntimeError("templates are not set up (app.web.factory.create_app)")
+    return _env
+
+
+def render_block(template: str, block: str, request: Request | None = None, **context: Any) -> str:
+    """One named block of a page template: a region a stream or a command patches."""
+    tmpl = environment().get_template(template)
+    ctx = tmpl.new_context({"request": request, **context})
+    return "".join(tmpl.blocks[block](ctx))

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what is missing, and nothing twice:
+#   Debian packages (PostgreSQL server, Redis; Chromium with --browser),
+#   the virtualenv in .venv with the project, and the vendored browser files.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"; cd "$ROOT"
+WITH_BROWSER=0; [ "${1:-}" = "--browser" ] && WITH_BROWSER=1
+
+missing=()
+ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || missing+=(postgresql)
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+[ "$WITH_BROWSER" = 1 ] && ! command -v chromium >/dev/null 2>&1 && missing+=(chromium)
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "setup: please install these Debian packages (as root): ${missing[*]}" >&2; exit 1
+  fi
+  echo "setup: installing ${missing[*]} (Debian packages)"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+PY="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+  echo "setup: creating .venv"
+  "$PY" -m venv .venv
+fi
+STAMP=.venv/.installed
+if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ]; then
+  echo "setup: installing Newsdesk and its dependencies into .venv"
+  .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]' 2>&1 | grep -v "is ignored" || true
+  .venv/bin/python -c "import app, litestar, piccolo, arq, playwright" 
+  touch "$STAMP"
+fi
+PY="$ROOT/.venv/bin/python" scripts/vendor.sh 2>&1 | grep -v "is ignored" || true
+test -f static/vendor/datastar.js

@@ -1,0 +1,1 @@
+"""arq workers: the settings and thin task functions that call domain services."""

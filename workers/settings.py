@@ -1,0 +1,61 @@
+"""arq worker settings. Start with `python -m app worker` (or `arq workers.settings.WorkerSettings`)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from arq import cron
+
+from app.core import config, db, redis
+from app.core.config import Settings
+from workers import tasks
+
+log = logging.getLogger(__name__)
+
+
+def _settings() -> Settings:
+    try:
+        return config.active()
+    except RuntimeError:
+        settings = config.load_settings()
+        config.activate(settings)
+        return settings
+
+
+async def startup(ctx: dict[str, Any]) -> None:
+    settings = _settings()
+    await db.connect(settings)
+    redis.use_client(ctx["redis"])
+    from app.web.routes import start  # the same extra clients the web app opens
+
+    await start(settings)
+
+
+async def shutdown(ctx: dict[str, Any]) -> None:
+    from app.web.routes import stop
+
+    await stop()
+    await db.disconnect()
+
+
+class WorkerSettings:
+    functions = [tasks.housekeeping]
+    cron_jobs = [cron(tasks.housekeeping, hour={3}, minute={17}, run_at_startup=False)]
+    on_startup = startup
+    on_shutdown = shutdown
+    keep_result = 60
+    max_tries = 5
+    job_timeout = 300
+    health_check_interval = 30
+
+
+def worker_options(settings: Settings, *, burst: bool = False) -> dict[str, Any]:
+    """What arq needs from our settings (its class attributes are fixed at import)."""
+    return {
+        "redis_settings": redis.redis_settings(settings),
+        "queue_name": redis.queue_name(settings),
+        "max_jobs": settings.worker_max_jobs,
+        "burst": burst,
+        "health_check_key": settings.redis_key("worker-health"),
+    }
