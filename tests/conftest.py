@@ -48,6 +48,7 @@ def make_test_settings(**overrides: object) -> Settings:
         "redis_prefix": f"ndtest{WORKER}",
         "base_url": "http://testserver.local",
         "login_attempts_per_15min": 5,
+        "password_hashing": "fast",
     }
     values.update(overrides)
     return Settings(_env_file=None, **values)  # type: ignore[call-arg, arg-type]

@@ -4,32 +4,47 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from functools import cache
 
-from argon2 import PasswordHasher
+from argon2 import PasswordHasher, profiles
 from argon2.exceptions import InvalidHashError, VerificationError
 
-_hasher = PasswordHasher()  # argon2id with the library's current recommended parameters
-
-# Verifying against this keeps the time of a login for an unknown email close
-# to that of a known one.
-_DUMMY_HASH = _hasher.hash("not a real password")
+from app.core.config import active
 
 MIN_PASSWORD_LENGTH = 10
 
 
+@cache
+def _hasher(kind: str) -> PasswordHasher:
+    if kind == "fast":  # argon2's cheapest parameters: for test suites only
+        return PasswordHasher.from_parameters(profiles.CHEAPEST)
+    return PasswordHasher()  # argon2id with the library's recommended parameters
+
+
+def hasher() -> PasswordHasher:
+    return _hasher(active().password_hashing)
+
+
+@cache
+def _dummy_hash(kind: str) -> str:
+    """Verifying against this keeps a sign-in for an unknown email as slow as a known one."""
+    return _hasher(kind).hash("not a real password")
+
+
 def hash_password(password: str) -> str:
-    return _hasher.hash(password)
+    return hasher().hash(password)
 
 
 def verify_password(password_hash: str | None, password: str) -> bool:
     try:
-        return _hasher.verify(password_hash or _DUMMY_HASH, password) and password_hash is not None
+        matched = hasher().verify(password_hash or _dummy_hash(active().password_hashing), password)
     except (VerificationError, InvalidHashError):
         return False
+    return matched and password_hash is not None
 
 
 def needs_rehash(password_hash: str) -> bool:
-    return _hasher.check_needs_rehash(password_hash)
+    return hasher().check_needs_rehash(password_hash)
 
 
 def new_token(prefix: str = "") -> str:

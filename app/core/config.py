@@ -55,6 +55,10 @@ class Settings(BaseSettings):
     login_attempts_per_15min: int = Field(
         default=10, ge=1, le=1000, description="Failed logins allowed per address and account"
     )
+    password_hashing: Literal["standard", "fast"] = Field(
+        default="standard",
+        description="argon2 cost: 'standard' (recommended); 'fast' only for test suites",
+    )
     session_days: int = Field(
         default=30, ge=1, le=365, description="Idle days before a session ends"
     )

@@ -56,7 +56,9 @@ class EventsApi(Controller):
     guards = [allows(Permission.DRAFT_VIEW)]
 
     @get("/")
-    async def list_events(self, request: Request, before: FromQuery[int | None] = None) -> list[dict[str, Any]]:
+    async def list_events(
+        self, request: Request, before: FromQuery[int | None] = None
+    ) -> list[dict[str, Any]]:
         viewer = viewer_of(request)
         assert viewer.workspace_id is not None
         return [_event_json(e) for e in await queries.recent(viewer.workspace_id, before_id=before)]

@@ -28,7 +28,9 @@ def _view(r: Record) -> EventView:
 
 
 async def one(workspace_id: int, event_id: int) -> EventView | None:
-    row = await db.fetchrow(f"{_SELECT} WHERE e.workspace_id = $1 AND e.id = $2", workspace_id, event_id)
+    row = await db.fetchrow(
+        f"{_SELECT} WHERE e.workspace_id = $1 AND e.id = $2", workspace_id, event_id
+    )
     return _view(row) if row else None
 
 

@@ -20,7 +20,7 @@ from app.live.hub import hub
 from app.web import routes
 from app.web.errors import EXCEPTION_HANDLERS
 from app.web.health import healthz, readyz
-from app.web.security import csp_report, security_headers
+from app.web.security import add_security_headers, csp_report
 from app.web.templating import STATIC_DIR, make_environment, use_environment
 
 log = logging.getLogger(__name__)
@@ -63,7 +63,8 @@ def create_app(settings: Settings, *, manage_connections: bool = True) -> Litest
         ],
         on_startup=[start],
         on_shutdown=[stop],
-        middleware=[security_headers, AuthenticationMiddleware()],
+        middleware=[AuthenticationMiddleware()],
+        before_send=[add_security_headers],
         csrf_config=CSRFConfig(
             secret=settings.secret_key.get_secret_value(),
             cookie_name="nd_csrf",

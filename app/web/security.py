@@ -6,7 +6,7 @@ import logging
 
 from litestar import Request, post
 from litestar.datastructures import MutableScopeHeaders
-from litestar.types import ASGIApp, Message, Receive, Scope, Send
+from litestar.types import Message, Scope
 
 log = logging.getLogger("newsdesk.csp")
 
@@ -39,28 +39,14 @@ SECURITY_HEADERS: dict[str, str] = {
 }
 
 
-def security_headers(app: ASGIApp) -> ASGIApp:
-    """ASGI middleware: add the headers a response did not set itself.
-
-    The media proxy sets its own stricter CSP; every other response gets ours.
-    """
-
-    async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await app(scope, receive, send)
-            return
-
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                headers = MutableScopeHeaders.from_message(message)
-                for name, value in SECURITY_HEADERS.items():
-                    if name not in headers:
-                        headers[name] = value
-            await send(message)
-
-        await app(scope, receive, send_with_headers)
-
-    return middleware
+async def add_security_headers(message: Message, scope: Scope) -> None:
+    """A `before_send` hook: every response, routed or not (404s too), gets the
+    headers it did not set itself. The media proxy sets its own stricter CSP."""
+    if message["type"] == "http.response.start":
+        headers = MutableScopeHeaders.from_message(message)
+        for name, value in SECURITY_HEADERS.items():
+            if name not in headers:
+                headers[name] = value
 
 
 @post("/csp-report", exclude_from_csrf=True, include_in_schema=False, status_code=204)

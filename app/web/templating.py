@@ -2,7 +2,7 @@
 
 Autoescaping is always on. The only markup a template may emit unescaped is
 what app.safe_content's renderer returns (its filters); a test scans the
-templates and the code for `|safe` and `Markup(`.
+templates and the code for anything else marked safe.
 """
 
 from __future__ import annotations

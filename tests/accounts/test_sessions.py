@@ -10,7 +10,9 @@ async def test_sign_in_sets_an_httponly_lax_session_cookie_and_redirects(client,
     response = await sign_in(client, person.email)
     assert response.status_code == 303
     assert response.headers["location"] == "/"
-    cookie = next(c for c in response.headers.get_list("set-cookie") if c.startswith(SESSION_COOKIE))
+    cookie = next(
+        c for c in response.headers.get_list("set-cookie") if c.startswith(SESSION_COOKIE)
+    )
     assert "HttpOnly" in cookie
     assert "SameSite=lax" in cookie or "SameSite=Lax" in cookie
     assert "Secure" not in cookie  # base_url is http in tests
@@ -87,7 +89,9 @@ async def test_a_post_with_a_forged_csrf_token_is_rejected(client, people):
     assert await db.fetchval("SELECT count(*) FROM api_tokens") == 0
 
 
-async def test_repeated_failures_are_throttled_even_with_the_right_password(client, people, settings):
+async def test_repeated_failures_are_throttled_even_with_the_right_password(
+    client, people, settings
+):
     person = await people.member("editor")
     for _ in range(settings.login_attempts_per_15min):
         assert (await sign_in(client, person.email, "nope nope nope")).status_code == 400

@@ -1,0 +1,113 @@
+"""API tokens (shown once, stored hashed, revocable) and invitation links."""
+
+import re
+
+from app.core import db
+from tests.factories import PASSWORD, post_form, sign_in
+
+
+async def test_a_new_token_is_shown_once_and_works_as_bearer(client, people):
+    person = await people.member("editor")
+    await sign_in(client, person.email)
+    created = await post_form(client, "/settings/tokens", {"name": "newsbot"})
+    assert created.status_code == 200
+    token = re.search(r'id="new-token" readonly value="(nd_[^"]+)"', created.text).group(1)
+    stored = await db.fetchrow("SELECT token_hash, prefix FROM api_tokens")
+    assert stored["token_hash"] != token and token.startswith(stored["prefix"])
+    listing = await client.get("/settings/tokens")
+    assert token not in listing.text
+    assert "newsbot" in listing.text
+    me = await client.get("/api/v1/me", headers={"Authorization": f"Bearer {token}"})
+    assert me.status_code == 200
+    assert me.json()["user"]["email"] == person.email
+
+
+async def test_a_revoked_token_stops_working(client, people):
+    person = await people.member("editor")
+    await sign_in(client, person.email)
+    created = await post_form(client, "/settings/tokens", {"name": "old"})
+    token = re.search(r'value="(nd_[^"]+)"', created.text).group(1)
+    token_id = await db.fetchval("SELECT id FROM api_tokens")
+    assert (await post_form(client, f"/settings/tokens/{token_id}/revoke")).status_code == 303
+    me = await client.get("/api/v1/me", headers={"Authorization": f"Bearer {token}"})
+    assert me.status_code == 401
+
+
+async def test_a_token_without_a_name_keeps_the_form_and_says_why(client, people):
+    person = await people.member("editor")
+    await sign_in(client, person.email)
+    response = await post_form(client, "/settings/tokens", {"name": "  "})
+    assert response.status_code == 400
+    assert "Name the token" in response.text
+
+
+async def test_an_invitation_link_makes_a_new_person_a_member(client, new_client, people):
+    owner = await people.member("owner")
+    await sign_in(client, owner.email)
+    invited = await post_form(client, "/settings/members/invite", {"role": "viewer", "email": ""})
+    link = re.search(r'value="http://testserver\.local(/invite/[^"]+)"', invited.text).group(1)
+    guest = new_client()
+    page = await guest.get(link)
+    assert page.status_code == 200
+    assert "Join Desk" in page.text
+    joined = await post_form(
+        guest,
+        f"{link}/signup",
+        {"email": "new@example.org", "display_name": "New", "password": PASSWORD},
+    )
+    assert joined.status_code == 303
+    role = await db.fetchval(
+        "SELECT m.role FROM memberships m JOIN users u ON u.id = m.user_id WHERE u.email = 'new@example.org'"
+    )
+    assert role == "viewer"
+    assert (await guest.get("/activity")).status_code == 200
+    again = await new_client().get(link)
+    assert again.status_code == 404
+
+
+async def test_sign_up_with_a_short_password_keeps_what_was_typed(client, new_client, people):
+    owner = await people.member("owner")
+    await sign_in(client, owner.email)
+    invited = await post_form(client, "/settings/members/invite", {"role": "editor"})
+    link = re.search(r'value="http://testserver\.local(/invite/[^"]+)"', invited.text).group(1)
+    guest = new_client()
+    await guest.get(link)
+    response = await post_form(
+        guest,
+        f"{link}/signup",
+        {"email": "typed@example.org", "display_name": "Typed Name", "password": "short"},
+    )
+    assert response.status_code == 400
+    assert "at least 10 characters" in response.text
+    assert 'value="typed@example.org"' in response.text
+    assert 'value="Typed Name"' in response.text
+
+
+async def test_an_existing_person_accepts_an_invitation_and_gets_the_switcher(
+    client, new_client, people
+):
+    owner = await people.member("owner")
+    other = await people.member("owner")
+    await sign_in(client, owner.email)
+    invited = await post_form(client, "/settings/members/invite", {"role": "editor"})
+    link = re.search(r'value="http://testserver\.local(/invite/[^"]+)"', invited.text).group(1)
+    guest = new_client()
+    await sign_in(guest, other.email)
+    accepted = await post_form(guest, f"{link}/accept")
+    assert accepted.status_code == 303
+    page = await guest.get("/activity")
+    assert 'id="workspace-switch"' in page.text
+    assert (
+        await db.fetchval("SELECT count(*) FROM memberships WHERE user_id = $1", other.user_id) == 2
+    )
+
+
+async def test_a_person_without_workspace_is_sent_to_start_one(client, people):
+    user_id, email = await people.user()
+    await sign_in(client, email)
+    response = await client.get("/wall", follow_redirects=False)
+    assert response.status_code == 303
+    assert response.headers["location"] == "/welcome"
+    created = await post_form(client, "/workspaces", {"name": "My desk"})
+    assert created.status_code == 303
+    assert (await client.get("/wall")).status_code == 200
