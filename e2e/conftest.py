@@ -24,18 +24,7 @@ from playwright.async_api import Browser, BrowserContext, ConsoleMessage, Page, 
 
 from app.core import config
 from app.core.config import Settings
-from tests.conftest import (  # noqa: F401  (fixtures shared with the integration suite)
-    BASE_DATABASE_URL,
-    WORKER,
-    WORKER_NUMBER,
-    clean_db,
-    database,
-    make_test_settings,
-    people,
-    redis,
-    redis_client,
-    services,
-)
+from tests.fixtures import BASE_DATABASE_URL, WORKER, WORKER_NUMBER, make_test_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -112,6 +101,10 @@ def _start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[
 @pytest.fixture(scope="session")
 def server(settings: Settings, database: None) -> Iterator[Server]:
     """uvicorn and one arq worker, as `make run` starts them."""
+    from app.core import db
+
+    if db.engine().config["dsn"] != settings.database_url:
+        raise RuntimeError("run e2e/ in a pytest run of its own (make test does): tests/ holds the database")
     logs = ROOT / ".data" / "test" / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     env = _env(settings)
@@ -194,7 +187,7 @@ async def watch() -> PageWatch:
 @pytest.fixture
 async def context(
     browser: Browser, server: Server, services: None, watch: PageWatch
-) -> AsyncIterator[BrowserContext]:  # noqa: F811
+) -> AsyncIterator[BrowserContext]:
     ctx = await _watched_context(browser, server.url, watch)
     yield ctx
     await ctx.close()
@@ -209,7 +202,7 @@ async def page(context: BrowserContext) -> Page:
 @pytest.fixture
 async def phone(
     browser: Browser, server: Server, services: None, watch: PageWatch
-) -> AsyncIterator[Page]:  # noqa: F811
+) -> AsyncIterator[Page]:
     """A 360 px wide touch screen."""
     ctx = await _watched_context(
         browser,

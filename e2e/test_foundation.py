@@ -36,7 +36,8 @@ async def test_the_layout_fits_a_phone(phone: Page, people):
     assert width <= 360
     await expect(phone.locator("nav.nav a[href='/activity']")).to_be_visible()
     box = await phone.locator("nav.nav").bounding_box()
-    assert box is not None and box["y"] > 600  # a bottom bar on phones
+    assert box is not None
+    assert box["y"] > 600  # a bottom bar on phones
 
 
 async def test_signing_out_ends_the_session(page: Page, people):

@@ -13,7 +13,8 @@ async def test_a_new_token_is_shown_once_and_works_as_bearer(client, people):
     assert created.status_code == 200
     token = re.search(r'id="new-token" readonly value="(nd_[^"]+)"', created.text).group(1)
     stored = await db.fetchrow("SELECT token_hash, prefix FROM api_tokens")
-    assert stored["token_hash"] != token and token.startswith(stored["prefix"])
+    assert stored["token_hash"] != token
+    assert token.startswith(stored["prefix"])
     listing = await client.get("/settings/tokens")
     assert token not in listing.text
     assert "newsbot" in listing.text
@@ -103,7 +104,7 @@ async def test_an_existing_person_accepts_an_invitation_and_gets_the_switcher(
 
 
 async def test_a_person_without_workspace_is_sent_to_start_one(client, people):
-    user_id, email = await people.user()
+    _user_id, email = await people.user()
     await sign_in(client, email)
     response = await client.get("/wall", follow_redirects=False)
     assert response.status_code == 303

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from app.core.config import Settings
-from tests.conftest import make_test_settings
+from tests.fixtures import make_test_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD = {

@@ -1,0 +1,3 @@
+"""Shared fixtures for both suites (tests/ and e2e/) live in tests/fixtures.py."""
+
+pytest_plugins = ["tests.fixtures"]

@@ -1,0 +1,158 @@
+"""Fixtures on the real services: PostgreSQL and Redis started by `make test`.
+
+Each pytest-xdist worker gets its own database (`newsdesk_test_<worker>`,
+migrated once per session) and its own Redis database number and key prefix.
+Every test starts from empty tables and an empty Redis keyspace.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from urllib.parse import urlsplit, urlunsplit
+
+import asyncpg
+import httpx
+import pytest
+from redis.asyncio import Redis
+
+from app.core import config, db
+from app.core import redis as core_redis
+from app.core.config import Settings
+from app.core.tables import all_tables
+
+WORKER = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+WORKER_NUMBER = int(WORKER.removeprefix("gw") or 0)
+
+BASE_DATABASE_URL = os.environ.get(
+    "TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:54339/newsdesk_test"
+)
+BASE_REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:63809")
+
+
+def _database_url() -> str:
+    parts = urlsplit(BASE_DATABASE_URL)
+    return urlunsplit(parts._replace(path=f"{parts.path}_{WORKER}"))
+
+
+def _redis_url() -> str:
+    parts = urlsplit(BASE_REDIS_URL)
+    return urlunsplit(parts._replace(path=f"/{1 + WORKER_NUMBER}"))
+
+
+def make_test_settings(**overrides: object) -> Settings:
+    values: dict[str, object] = {
+        "database_url": _database_url(),
+        "redis_url": _redis_url(),
+        "secret_key": "test-secret-key-that-is-long-enough-0123456789",
+        "redis_prefix": f"ndtest{WORKER}",
+        "base_url": "http://testserver.local",
+        "login_attempts_per_15min": 5,
+        "password_hashing": "fast",
+    }
+    values.update(overrides)
+    return Settings(_env_file=None, **values)  # type: ignore[call-arg, arg-type]
+
+
+@pytest.fixture(scope="session")
+def settings() -> Settings:
+    settings = make_test_settings()
+    config.activate(settings)
+    return settings
+
+
+async def _recreate_database(url: str) -> None:
+    parts = urlsplit(url)
+    name = parts.path.lstrip("/")
+    admin = urlunsplit(parts._replace(path="/postgres"))
+    conn = await asyncpg.connect(admin)
+    try:
+        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await conn.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await conn.close()
+
+
+@pytest.fixture(scope="session")
+async def database(settings: Settings) -> AsyncIterator[None]:
+    await _recreate_database(settings.database_url)
+    engine = await db.connect(settings)
+    await db.migrate(engine)
+    yield
+    await db.disconnect()
+
+
+def _truncate_sql() -> str:
+    names = ", ".join(f'"{table._meta.tablename}"' for table in all_tables())
+    return f"TRUNCATE {names} RESTART IDENTITY CASCADE"
+
+
+@pytest.fixture
+async def clean_db(database: None) -> None:
+    """Empty tables for this test."""
+    await db.engine()._run_in_pool(_truncate_sql())
+
+
+@pytest.fixture(scope="session")
+async def redis_client(settings: Settings) -> AsyncIterator[Redis]:
+    client = await core_redis.connect_redis(settings)
+    yield client
+    await core_redis.disconnect_redis()
+
+
+@pytest.fixture
+async def redis(redis_client: Redis) -> Redis:
+    """This worker's Redis database, flushed for this test."""
+    await redis_client.flushdb()
+    return redis_client
+
+
+@pytest.fixture
+async def services(clean_db: None, redis: Redis) -> None:
+    """Clean PostgreSQL and Redis: what most integration tests want."""
+
+
+# The web app, in-process -------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def web_app(settings: Settings, database: None, redis_client: Redis):  # type: ignore[no-untyped-def]
+    from app.web.factory import create_app
+
+    return create_app(settings, manage_connections=False)
+
+
+def _http_client(web_app) -> httpx.AsyncClient:  # type: ignore[no-untyped-def]
+    # httpx's ASGI transport runs the app on this test's event loop, beside the
+    # session's database pool (Litestar's test client would use another loop).
+    transport = httpx.ASGITransport(app=web_app, client=("127.0.0.1", 40000))
+    return httpx.AsyncClient(transport=transport, base_url="http://testserver.local")
+
+
+@pytest.fixture
+async def client(web_app, services) -> AsyncIterator[httpx.AsyncClient]:  # type: ignore[no-untyped-def]
+    """A browser-like client with its own cookie jar, on clean services."""
+    async with _http_client(web_app) as test_client:
+        yield test_client
+
+
+@pytest.fixture
+async def new_client(web_app, services):  # type: ignore[no-untyped-def]
+    """Make more clients (a second person, a second device) within one test."""
+    made: list[httpx.AsyncClient] = []
+
+    def make() -> httpx.AsyncClient:
+        made.append(_http_client(web_app))
+        return made[-1]
+
+    yield make
+    for c in made:
+        await c.aclose()
+
+
+@pytest.fixture
+def people(services):  # type: ignore[no-untyped-def]
+    """Create people with a role in a workspace: `await people.member("editor")`."""
+    from tests.factories import People
+
+    return People()
