@@ -6,6 +6,7 @@ from typing import Any
 
 from app.accounts import controllers as accounts
 from app.core.config import Settings
+from app.egress import close_egress, open_egress
 from app.events import controllers as events
 from app.web.shell import ShellController
 
@@ -24,8 +25,10 @@ def template_filters(settings: Settings) -> dict[str, Any]:
 
 
 async def start(settings: Settings) -> None:
-    """Open what request handlers need beyond the database and Redis."""
+    """Open what request handlers and jobs need beyond the database and Redis."""
+    open_egress(settings)
 
 
 async def stop() -> None:
     """Close what `start` opened."""
+    await close_egress()

@@ -1,0 +1,434 @@
+"""The process's one HTTP client, with every guard egress promises.
+
+A request goes hop by hop: check the URL (policy), take a budget token and
+an in-flight slot (Redis), send through the pinned backend (address check on
+what is dialled), then either follow a redirect (at most five; every check
+again) or judge the status. The body is read raw and decoded in bounded
+steps against the cap. One deadline covers all hops and the body.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import ssl
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
+from http.cookiejar import Cookie, CookieJar, CookiePolicy
+from typing import TYPE_CHECKING, Any
+
+import httpcore
+import httpx
+from redis.asyncio import Redis
+
+from app.core import redis as core_redis
+from app.core.config import Settings
+from app.egress.budgets import Budgets
+from app.egress.decoding import DECODE_ERRORS, Decoder, UnsupportedEncoding, decoder_for
+from app.egress.errors import (
+    EgressBlocked,
+    EgressConnectError,
+    EgressProtocolError,
+    EgressTimeout,
+    EgressTooLarge,
+    HttpStatusError,
+    RateLimited,
+)
+from app.egress.network import DialRefused, PinnedBackend, Resolver, system_resolver
+from app.egress.policy import (
+    MAX_REDIRECTS,
+    REDIRECT_STATUSES,
+    EgressPolicy,
+    parse_retry_after,
+    redirect_headers,
+    redirect_method,
+    url_host,
+)
+from app.egress.types import Fetched, Streamed
+
+if TYPE_CHECKING:
+    from urllib.request import Request as UrllibRequest
+
+log = logging.getLogger(__name__)
+
+DEFAULT_ACCEPT: frozenset[int] = frozenset({304})
+ACCEPT_ENCODING = "gzip, deflate, br"  # exactly what decoding.py can undo in bounded steps
+DEFAULT_BUDGET_WAIT = 5.0  # seconds a request may wait for its host's budget
+LEASE_MARGIN = 5.0  # an in-flight lease outlives the request's deadline by this much
+LIMITS = httpx.Limits(max_connections=100, max_keepalive_connections=20, keepalive_expiry=30)
+
+
+class _NoCookies(CookiePolicy):
+    """No jar is kept: one site's cookies must never ride along to another, or to later."""
+
+    netscape = True
+    rfc2965 = False
+    hide_cookie2 = False
+
+    def set_ok(self, cookie: Cookie, request: UrllibRequest) -> bool:
+        return False
+
+    def return_ok(self, cookie: Cookie, request: UrllibRequest) -> bool:
+        return False
+
+    def domain_return_ok(self, domain: str, request: UrllibRequest) -> bool:
+        return False
+
+    def path_return_ok(self, path: str, request: UrllibRequest) -> bool:
+        return False
+
+
+@functools.cache
+def _default_ssl_context() -> ssl.SSLContext:
+    """certifi's CAs, loaded once per process (loading takes ~20 ms)."""
+    return httpx.create_ssl_context(trust_env=False)
+
+
+class _PinnedTransport(httpx.AsyncHTTPTransport):
+    """httpx's transport, whose connection pool dials through `PinnedBackend`.
+
+    httpx has no parameter for the network backend, so the pool it built is
+    replaced by an equal one that has ours.
+    """
+
+    def __init__(self, backend: PinnedBackend, ssl_context: ssl.SSLContext) -> None:
+        super().__init__(verify=ssl_context, trust_env=False, limits=LIMITS)
+        self._pool = httpcore.AsyncConnectionPool(
+            ssl_context=ssl_context,
+            max_connections=LIMITS.max_connections,
+            max_keepalive_connections=LIMITS.max_keepalive_connections,
+            keepalive_expiry=LIMITS.keepalive_expiry,
+            network_backend=backend,
+        )
+
+
+class _Deadline:
+    """The total time one request may take, across hops and body; budget waits extend it."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._when = asyncio.get_running_loop().time() + seconds
+
+    def extend(self, seconds: float) -> None:
+        self._when += seconds
+
+    def scope(self) -> asyncio.Timeout:
+        return asyncio.timeout_at(self._when)
+
+
+_BROKEN: tuple[type[Exception], ...] = (httpx.HTTPError, UnsupportedEncoding, *DECODE_ERRORS)
+
+
+@contextmanager
+def _translated(url: str, deadline: _Deadline) -> Iterator[None]:
+    """httpx's and our lower layers' failures as EgressError types."""
+    try:
+        yield
+    except DialRefused as exc:
+        raise EgressBlocked(url, exc.reason) from exc
+    except TimeoutError as exc:
+        raise EgressTimeout(url, f"no complete answer within {deadline.seconds:g} s") from exc
+    except httpx.TimeoutException as exc:
+        raise EgressTimeout(url, f"timed out: {type(exc).__name__}") from exc
+    except httpx.NetworkError as exc:
+        raise EgressConnectError(url, f"could not reach the server: {exc}") from exc
+    except _BROKEN as exc:
+        raise EgressProtocolError(url, f"broken response: {exc}") from exc
+
+
+class Egress:
+    """Every outbound HTTP request of the process. Make it with `open_egress`."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        redis: Redis,
+        *,
+        resolver: Resolver = system_resolver,
+        ssl_context: ssl.SSLContext | None = None,
+        budget_wait: float = DEFAULT_BUDGET_WAIT,
+    ) -> None:
+        self._settings = settings
+        self._policy = EgressPolicy.from_settings(settings)
+        self._budgets = Budgets(redis, settings)
+        self._budget_wait = budget_wait
+        context = ssl_context or _default_ssl_context()
+        self._client = httpx.AsyncClient(
+            transport=_PinnedTransport(PinnedBackend(self._policy, resolver), context),
+            headers={
+                "User-Agent": settings.egress_user_agent,
+                "Accept-Encoding": ACCEPT_ENCODING,
+            },
+            timeout=httpx.Timeout(
+                settings.egress_read_timeout, connect=settings.egress_connect_timeout
+            ),
+            cookies=CookieJar(policy=_NoCookies()),
+            follow_redirects=False,
+            trust_env=False,
+        )
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    async def fetch(
+        self,
+        url: str,
+        *,
+        method: str = "GET",
+        headers: Mapping[str, str] | None = None,
+        content: bytes | None = None,
+        data: Mapping[str, str] | None = None,
+        json: Any = None,
+        max_bytes: int | None = None,
+        accept_statuses: frozenset[int] = DEFAULT_ACCEPT,
+        budget: bool = True,
+        budget_wait: float | None = None,
+        total_timeout: float | None = None,
+    ) -> Fetched:
+        """One whole response: 2xx or an accepted status, body decoded and capped.
+
+        `max_bytes` defaults to EGRESS_MAX_BYTES, `total_timeout` (all hops and
+        the body) to EGRESS_TOTAL_TIMEOUT, `budget_wait` (seconds to wait for the
+        host's budget before RateLimited) to the Egress's default. `budget=False`
+        skips the host budget (for callers with their own ledger). A redirect
+        status listed in `accept_statuses` is returned instead of followed.
+        """
+        async with self.stream(
+            url,
+            method=method,
+            headers=headers,
+            content=content,
+            data=data,
+            json=json,
+            max_bytes=max_bytes,
+            accept_statuses=accept_statuses,
+            budget=budget,
+            budget_wait=budget_wait,
+            total_timeout=total_timeout,
+        ) as response:
+            body = bytearray()
+            async for piece in response.body:
+                body += piece
+        return Fetched(
+            response.url, response.status, response.headers, bytes(body), response.redirects
+        )
+
+    @asynccontextmanager
+    async def stream(
+        self,
+        url: str,
+        *,
+        method: str = "GET",
+        headers: Mapping[str, str] | None = None,
+        content: bytes | None = None,
+        data: Mapping[str, str] | None = None,
+        json: Any = None,
+        max_bytes: int | None = None,
+        accept_statuses: frozenset[int] = DEFAULT_ACCEPT,
+        budget: bool = True,
+        budget_wait: float | None = None,
+        total_timeout: float | None = None,
+    ) -> AsyncIterator[Streamed]:
+        """Like `fetch`, but the body is read on demand from `Streamed.body`.
+
+        The connection, the in-flight slot and the total deadline last until
+        the block ends; leave it soon.
+        """
+        cap = max_bytes if max_bytes is not None else self._settings.egress_max_bytes
+        deadline = _Deadline(
+            total_timeout if total_timeout is not None else self._settings.egress_total_timeout
+        )
+        wait = budget_wait if budget_wait is not None else self._budget_wait
+        request = self._build(url, method, headers, content, data, json)
+        async with AsyncExitStack() as stack:
+            response, redirects = await self._follow(
+                request, deadline, stack, accept_statuses, budget=budget, wait=wait
+            )
+            await self._judge(response, accept_statuses)
+            body = self._body(response, self._decoder(response, cap), cap, deadline)
+            stack.push_async_callback(body.aclose)
+            yield Streamed(
+                str(response.url), response.status_code, response.headers, redirects, body
+            )
+
+    def _build(
+        self,
+        url: str,
+        method: str,
+        headers: Mapping[str, str] | None,
+        content: bytes | None,
+        data: Mapping[str, str] | None,
+        json: Any,
+    ) -> httpx.Request:
+        try:
+            return self._client.build_request(
+                method, url, headers=headers, content=content, data=data, json=json
+            )
+        except (httpx.InvalidURL, httpx.UnsupportedProtocol) as exc:
+            raise EgressBlocked(url, f"not a valid URL: {exc}") from exc
+
+    async def _follow(
+        self,
+        request: httpx.Request,
+        deadline: _Deadline,
+        stack: AsyncExitStack,
+        accept_statuses: frozenset[int],
+        *,
+        budget: bool,
+        wait: float,
+    ) -> tuple[httpx.Response, tuple[str, ...]]:
+        """Send `request` and follow its redirects; the last response stays open on `stack`."""
+        redirects: list[str] = []
+        while True:
+            response = await self._hop(request, deadline, stack, budget=budget, wait=wait)
+            following = (
+                None
+                if response.status_code in accept_statuses
+                else self._redirect(request, response)
+            )
+            if following is None:
+                return response, tuple(redirects)
+            await stack.aclose()  # this hop's response and in-flight slot
+            if len(redirects) == MAX_REDIRECTS:
+                raise EgressBlocked(str(request.url), f"more than {MAX_REDIRECTS} redirects")
+            request = following
+            redirects.append(str(request.url))
+
+    async def _hop(
+        self,
+        request: httpx.Request,
+        deadline: _Deadline,
+        stack: AsyncExitStack,
+        *,
+        budget: bool,
+        wait: float,
+    ) -> httpx.Response:
+        """One request on the way: checks, budget, send. Its slot and response go on `stack`."""
+        url = str(request.url)
+        reason = self._policy.check_url(request.url)
+        if reason is not None:
+            raise EgressBlocked(url, reason)
+        if budget:
+            lease_for = deadline.seconds + LEASE_MARGIN
+            lease, waited = await self._budgets.acquire(
+                url_host(request.url), url, lease=lease_for, wait=wait
+            )
+            stack.push_async_callback(lease.release)
+            deadline.extend(waited)
+        with _translated(url, deadline):
+            async with deadline.scope():
+                response = await self._client.send(request, stream=True)
+        stack.push_async_callback(response.aclose)
+        log.debug("egress: %s %s -> %s", request.method, url, response.status_code)
+        return response
+
+    def _redirect(self, request: httpx.Request, response: httpx.Response) -> httpx.Request | None:
+        """The next hop's request, if `response` is a redirect."""
+        location = response.headers.get("location")
+        if response.status_code not in REDIRECT_STATUSES or not location:
+            return None
+        try:
+            target = request.url.join(location)
+        except httpx.InvalidURL as exc:
+            raise EgressBlocked(str(request.url), f"redirect to an invalid URL: {exc}") from exc
+        method = redirect_method(response.status_code, request.method)
+        keep_body = method == request.method
+        return self._client.build_request(
+            method,
+            target,
+            headers=redirect_headers(request.headers, request.url, target, keep_body),
+            content=request.content if keep_body else None,
+        )
+
+    async def _judge(self, response: httpx.Response, accept_statuses: frozenset[int]) -> None:
+        """Raise for a status the caller did not accept; remember a Retry-After for everyone."""
+        status, url, host = response.status_code, str(response.url), url_host(response.url)
+        retry_after = parse_retry_after(response.headers.get("retry-after"))
+        if status in (429, 503) and retry_after is not None:
+            await self._budgets.hold(host, retry_after)
+        if 200 <= status < 300 or status in accept_statuses:
+            return
+        if status == 429 or (status == 503 and retry_after is not None):
+            raise RateLimited(url, f"{host} answered HTTP {status}", retry_after)
+        raise HttpStatusError(url, status)
+
+    def _decoder(self, response: httpx.Response, cap: int) -> Decoder:
+        url = str(response.url)
+        length = response.headers.get("content-length", "")
+        # A HEAD answer announces a body it does not send.
+        if response.request.method != "HEAD" and length.isdigit() and int(length) > cap:
+            raise EgressTooLarge(url, f"the body is {length} bytes, more than the {cap} allowed")
+        try:
+            return decoder_for(response.headers.get("content-encoding"))
+        except UnsupportedEncoding as exc:
+            raise EgressProtocolError(url, str(exc)) from exc
+
+    async def _body(
+        self, response: httpx.Response, decoder: Decoder, cap: int, deadline: _Deadline
+    ) -> AsyncGenerator[bytes, None]:
+        """The decoded body; raw and decoded bytes both count against `cap`."""
+        url = str(response.url)
+        raw = response.aiter_raw()
+        received = produced = 0
+        with _translated(url, deadline):
+            while True:
+                async with deadline.scope():
+                    chunk = await anext(raw, None)
+                if chunk is None:
+                    break
+                received += len(chunk)
+                if received > cap:
+                    raise EgressTooLarge(url, f"the body is larger than the {cap} bytes allowed")
+                for piece in decoder.feed(chunk):
+                    produced += len(piece)
+                    if produced > cap:
+                        raise EgressTooLarge(url, f"the body decodes to more than {cap} bytes")
+                    yield piece
+            for piece in decoder.finish():
+                produced += len(piece)
+                if produced > cap:
+                    raise EgressTooLarge(url, f"the body decodes to more than {cap} bytes")
+                yield piece
+
+
+_egress: Egress | None = None
+
+
+def open_egress(
+    settings: Settings,
+    *,
+    redis: Redis | None = None,
+    resolver: Resolver = system_resolver,
+    ssl_context: ssl.SSLContext | None = None,
+    budget_wait: float = DEFAULT_BUDGET_WAIT,
+) -> Egress:
+    """Make the process's Egress (Redis defaults to app.core.redis.client())."""
+    instance = Egress(
+        settings,
+        redis or core_redis.client(),
+        resolver=resolver,
+        ssl_context=ssl_context,
+        budget_wait=budget_wait,
+    )
+    use_egress(instance)
+    return instance
+
+
+def use_egress(instance: Egress | None) -> None:
+    """Adopt an Egress made elsewhere (tests, the worker's startup)."""
+    global _egress
+    _egress = instance
+
+
+def egress() -> Egress:
+    if _egress is None:
+        raise RuntimeError("egress is not open (app.egress.open_egress)")
+    return _egress
+
+
+async def close_egress() -> None:
+    global _egress
+    if _egress is not None:
+        await _egress.aclose()
+    _egress = None

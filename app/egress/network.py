@@ -1,0 +1,101 @@
+"""The network backend that resolves, checks and dials: DNS pinning.
+
+httpcore asks its network backend for a TCP connection to (host, port). Ours
+resolves the host once, checks every address it got, and connects to a
+checked address itself. What is checked is therefore exactly what is dialled:
+a DNS answer that changes between a check and a connect (rebinding) cannot
+slip through. TLS still runs on top with the hostname, so SNI and certificate
+verification are unchanged. A connection is only reused for its own origin,
+so keep-alive never carries a request to an unchecked address.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from ipaddress import ip_address
+
+import httpcore
+
+from app.egress.policy import EgressPolicy, IPAddress
+
+# (host, port) -> the addresses the host resolves to, as strings.
+Resolver = Callable[[str, int], Awaitable[Sequence[str]]]
+
+
+class DialRefused(Exception):
+    """The backend would not connect; the client turns this into EgressBlocked."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+async def system_resolver(host: str, port: int) -> list[str]:
+    loop = asyncio.get_running_loop()
+    infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))
+
+
+class PinnedBackend(httpcore.AsyncNetworkBackend):
+    def __init__(
+        self,
+        policy: EgressPolicy,
+        resolver: Resolver = system_resolver,
+        inner: httpcore.AsyncNetworkBackend | None = None,
+    ) -> None:
+        self._policy = policy
+        self._resolver = resolver
+        self._inner = inner or httpcore.AnyIOBackend()
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        addresses = self.checked(host, port, await self._resolve(host, port, timeout))
+        error: Exception = httpcore.ConnectError(f"{host} has no address")
+        for address in addresses:
+            left = None if deadline is None else max(deadline - loop.time(), 0.001)
+            try:
+                return await self._inner.connect_tcp(
+                    str(address), port, left, local_address, socket_options
+                )
+            except httpcore.ConnectError as exc:
+                error = exc  # try the next address, like a browser would
+        raise error
+
+    async def _resolve(self, host: str, port: int, limit: float | None) -> Sequence[str]:
+        try:
+            async with asyncio.timeout(limit):
+                return await self._resolver(host, port)
+        except TimeoutError:
+            raise httpcore.ConnectTimeout(f"resolving {host} took too long") from None
+        except OSError as exc:
+            raise httpcore.ConnectError(f"cannot resolve {host}: {exc}") from exc
+
+    def checked(self, host: str, port: int, answers: Sequence[str]) -> list[IPAddress]:
+        """Every address must pass: a name that also points inward is not trusted at all."""
+        addresses = [ip_address(answer.split("%", 1)[0]) for answer in answers]
+        for address in addresses:
+            reason = self._policy.check_address(host, address, port)
+            if reason is not None:
+                raise DialRefused(reason)
+        return addresses
+
+    async def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        raise DialRefused("unix sockets are never used")
+
+    async def sleep(self, seconds: float) -> None:
+        await self._inner.sleep(seconds)

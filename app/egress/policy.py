@@ -1,0 +1,228 @@
+"""What egress may reach, decided without I/O.
+
+`EgressPolicy.check_url` runs before every hop (scheme, port, obvious local
+names and IP literals) so that refusals are early and clear; the network
+backend calls `check_address` on every address a name resolves to, which is
+the check that actually protects us. Both return a reason to refuse, or None.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import socket
+import time
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from ipaddress import IPv4Address, IPv6Address, IPv6Network, ip_address
+
+import httpx
+
+from app.core.config import Settings
+
+IPAddress = IPv4Address | IPv6Address
+
+SCHEMES = frozenset({"http", "https"})
+STANDARD_PORTS = frozenset({80, 443})
+MAX_REDIRECTS = 5
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+# A hostile or confused server must not park a host for ever.
+MAX_RETRY_AFTER = 24 * 3600.0
+
+# Every public IPv6 unicast address is in 2000::/3; anything outside it is
+# local, reserved, multicast or a wrapper around an IPv4 address.
+_GLOBAL_UNICAST_V6 = IPv6Network("2000::/3")
+_NAT64 = IPv6Network("64:ff9b::/96")
+_TRANSLATED = IPv6Network("::ffff:0:0:0/96")
+# The shapes inet_aton (and so getaddrinfo) reads as IPv4: 2130706433,
+# 0177.0.0.1, 0x7f.1, 127.1.
+_NUMERIC_HOST = re.compile(r"[0-9][0-9a-fx.]*", re.IGNORECASE)
+
+
+def embedded_ipv4(ip: IPv6Address) -> IPv4Address | None:
+    """The IPv4 address an IPv6 wrapper (mapped, translated, NAT64, 6to4) leads to."""
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    if ip in _TRANSLATED or ip in _NAT64:
+        return IPv4Address(int(ip) & 0xFFFFFFFF)
+    return ip.sixtofour
+
+
+def is_public_address(ip: IPAddress) -> bool:
+    """True only for addresses on the public internet (global, not multicast)."""
+    if isinstance(ip, IPv6Address):
+        inner = embedded_ipv4(ip)
+        if inner is not None:
+            return is_public_address(inner)
+        if ip.teredo is not None or ip not in _GLOBAL_UNICAST_V6:
+            return False
+    return ip.is_global and not ip.is_multicast
+
+
+def parse_ip_literal(host: str) -> IPAddress | None:
+    """The address a host names by itself, in any form the resolver would accept."""
+    bare = host.strip("[]").split("%", 1)[0]
+    if ":" in bare:
+        try:
+            return ip_address(bare)
+        except ValueError:
+            return None
+    if _NUMERIC_HOST.fullmatch(bare):
+        try:
+            return IPv4Address(socket.inet_aton(bare))
+        except OSError:
+            return None
+    return None
+
+
+def is_localhost_name(host: str) -> bool:
+    """`localhost` and every name under it (RFC 6761), with or without the root dot."""
+    name = host.rstrip(".").lower()
+    return name == "localhost" or name.endswith(".localhost")
+
+
+def url_host(url: httpx.URL) -> str:
+    """The host as written in the URL, in its ASCII (IDNA) form, as it is dialled."""
+    return url.raw_host.decode("ascii").lower()
+
+
+def url_port(url: httpx.URL) -> int:
+    return url.port or (443 if url.scheme == "https" else 80)
+
+
+def _host_port(entry: str) -> tuple[str, int]:
+    host, _, port = entry.rpartition(":")
+    host = host.strip("[]").lower()
+    literal = parse_ip_literal(host)
+    return (str(literal) if literal is not None else host), int(port)
+
+
+@dataclass(frozen=True)
+class EgressPolicy:
+    allow: frozenset[tuple[str, int]]  # (host or IP, port) reachable although not public
+    ports: frozenset[int]  # ports any public address may be reached on
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> EgressPolicy:
+        return cls(
+            allow=frozenset(_host_port(entry) for entry in settings.egress_allow),
+            ports=STANDARD_PORTS | frozenset(settings.egress_extra_ports),
+        )
+
+    def allows(self, host: str, port: int) -> bool:
+        return (host, port) in self.allow
+
+    def check_url(self, url: httpx.URL) -> str | None:
+        if url.scheme not in SCHEMES:
+            return f"the scheme {url.scheme!r} is not allowed (only http and https)"
+        if not url.raw_host:
+            return "the URL has no host"
+        host, port = url_host(url), url_port(url)
+        if self.allows(host, port):
+            return None
+        if port not in self.ports and port not in {p for _, p in self.allow}:
+            return f"port {port} is not allowed"
+        if is_localhost_name(host):
+            return f"{host} is this machine"
+        literal = parse_ip_literal(host)
+        if literal is not None:
+            return self.check_address(host, literal, port)
+        return None
+
+    def check_address(self, host: str, ip: IPAddress, port: int) -> str | None:
+        """Whether a connection to `ip` for `host` (as written in the URL) may be made."""
+        if self.allows(host, port) or self.allows(str(ip), port):
+            return None
+        if port not in self.ports:
+            return f"port {port} is only allowed for the hosts listed in EGRESS_ALLOW"
+        if not is_public_address(ip):
+            return f"{host} leads to {ip}, which is not a public address"
+        return None
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait from a Retry-After header (seconds or HTTP-date), capped."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        seconds = float(value)
+    else:
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER)
+
+
+def redirect_method(status: int, method: str) -> str:
+    """The method of the next hop, as browsers do it."""
+    if status == 303 and method != "HEAD":
+        return "GET"
+    if status in (301, 302) and method == "POST":
+        return "GET"
+    return method
+
+
+def keeps_credentials(old: httpx.URL, new: httpx.URL) -> bool:
+    """Authorization and Cookie go on only to the same origin (or its https upgrade)."""
+    if url_host(old) != url_host(new):
+        return False
+    if old.scheme == new.scheme:
+        return url_port(old) == url_port(new)
+    return old.scheme == "http" and new.scheme == "https" and url_port(new) == 443
+
+
+_CREDENTIALS = ("authorization", "proxy-authorization", "cookie")
+_BODY_HEADERS = ("content-length", "content-type", "content-encoding", "transfer-encoding")
+
+
+def redirect_headers(
+    headers: httpx.Headers, old: httpx.URL, new: httpx.URL, keep_body: bool
+) -> httpx.Headers:
+    """The request headers for the next hop: no stale Host, credentials only same-origin."""
+    out = httpx.Headers(headers)
+    out.pop("host", None)
+    if not keeps_credentials(old, new):
+        for name in _CREDENTIALS:
+            out.pop(name, None)
+    if not keep_body:
+        for name in _BODY_HEADERS:
+            out.pop(name, None)
+    return out
+
+
+@dataclass(frozen=True)
+class HostBudget:
+    rate: float  # requests per second, shared by every process
+    burst: int  # requests that may go at once after a quiet spell
+    inflight: int  # requests open at the same time, across processes
+
+
+def parse_budgets(settings: Settings) -> dict[str, HostBudget]:
+    """EGRESS_HOST_BUDGETS entries host=rate/burst/inflight, e.g. export.arxiv.org=0.333/1/1."""
+    budgets: dict[str, HostBudget] = {}
+    for entry in settings.egress_host_budgets:
+        host, sep, spec = entry.partition("=")
+        parts = spec.split("/")
+        try:
+            if not sep or not host.strip() or len(parts) != 3:
+                raise ValueError
+            budget = HostBudget(float(parts[0]), int(parts[1]), int(parts[2]))
+        except ValueError:
+            raise ValueError(
+                f"EGRESS_HOST_BUDGETS: {entry!r} is not host=rate/burst/inflight"
+            ) from None
+        if not 0 < budget.rate < math.inf or budget.burst < 1 or budget.inflight < 1:
+            raise ValueError(
+                f"EGRESS_HOST_BUDGETS: {entry!r} needs rate > 0, burst and inflight >= 1"
+            )
+        budgets[host.strip().lower()] = budget
+    return budgets
+
+
+def default_budget(settings: Settings) -> HostBudget:
+    return HostBudget(
+        settings.egress_host_rate, settings.egress_host_burst, settings.egress_host_inflight
+    )
