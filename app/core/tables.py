@@ -14,6 +14,8 @@ from piccolo.table import Table
 TABLE_MODULES: tuple[str, ...] = (
     "app.accounts.tables",
     "app.events.tables",
+    "app.topics.tables",
+    "app.articles.tables",
 )
 
 

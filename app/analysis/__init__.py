@@ -1,0 +1,1 @@
+"""Analysis of saved articles: a local extractive analyser, or an OpenAI-compatible endpoint."""

@@ -1,0 +1,1 @@
+"""The article library: one processing path, extraction, the reader and search."""
