@@ -1,0 +1,88 @@
+"""Values of the library that cross a boundary.
+
+`ScrapedArticle` is what every ingestion path hands to
+`app.articles.services.process_scraped_article`: a topic scraper, the bulk
+importer, the API. Its content is already a safe_content `Document`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from app.safe_content import Document
+
+
+class Source(StrEnum):
+    """What brought an article in."""
+
+    MANUAL = "manual"  # one URL saved by a person
+    IMPORT = "import"  # a bulk import
+    FEED = "feed"  # an RSS/Atom topic source
+    ARXIV = "arxiv"  # an arXiv topic source
+    API = "api"  # the HTTP API
+
+
+class Warning(StrEnum):
+    """Why an article may not be the clean text of the page."""
+
+    CONSENT_WALL = "probable_consent_wall"
+    PAYWALL = "probable_paywall"
+    PDF = "pdf_link_only"  # a PDF kept as a link with its metadata
+
+
+@dataclass(frozen=True)
+class ArxivSection:
+    heading: str
+    text: str
+
+
+@dataclass(frozen=True)
+class ArxivData:
+    """Supplementary arXiv metadata, stored apart from the article (FR-005)."""
+
+    arxiv_id: str  # e.g. "2401.01234v2"
+    authors: tuple[str, ...] = ()
+    pdf_available: bool = False
+    pdf_url: str = ""
+    sections: tuple[ArxivSection, ...] = ()  # ordered heading/text pairs
+
+
+@dataclass(frozen=True)
+class ScrapedArticle:
+    """One scraped article on its way into the library (seed 004's event)."""
+
+    url: str  # as found; normalised by the processing path
+    content: Document  # the body, already sanitised into our AST
+    source: Source
+    title: str = ""
+    byline: str = ""
+    site_name: str = ""
+    language: str = ""  # ISO 639-1 when the page says
+    published_at: datetime | None = None
+    topic_id: int | None = None
+    lead_image: str = ""  # remote URL; rendered only through the media proxy
+    metadata: dict[str, Any] = field(default_factory=dict)  # JSON-able source metadata
+    warnings: tuple[Warning, ...] = ()
+    arxiv: ArxivData | None = None
+
+
+class OutcomeKind(StrEnum):
+    NEW = "new"  # stored now; analysis queued
+    DUPLICATE = "duplicate"  # stored before and analysed; nothing to do
+    DUPLICATE_AWAITING_ANALYSIS = "duplicate_awaiting_analysis"  # stored before; analysis re-queued
+    FAILED = "failed"  # not stored; `reason` says why
+
+
+@dataclass(frozen=True)
+class Outcome:
+    kind: OutcomeKind
+    article_id: int | None = None
+    reason: str = ""  # for FAILED: a message a person understands
+
+    @property
+    def signalled(self) -> bool:
+        """Whether an ArticleProcessed signal went out (FR-004)."""
+        return self.kind in (OutcomeKind.NEW, OutcomeKind.DUPLICATE_AWAITING_ANALYSIS)
