@@ -76,3 +76,9 @@ def test_https_base_url_turns_on_secure_cookies():
     assert make_test_settings(base_url="https://news.example.org/").secure_cookies
     assert not make_test_settings().secure_cookies
     assert isinstance(make_test_settings(), Settings)
+
+
+def test_every_setting_is_documented():
+    doc = (ROOT / "docs" / "configuration.md").read_text()
+    missing = [name.upper() for name in Settings.model_fields if f"`{name.upper()}`" not in doc]
+    assert missing == []
