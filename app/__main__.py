@@ -8,9 +8,13 @@ import getpass
 import logging
 import secrets
 import sys
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from app.core import config, db
 from app.core.config import Settings, load_settings, redact_url
+
+T = TypeVar("T")
 
 
 def _fail(message: str) -> None:
@@ -54,7 +58,7 @@ async def _migrate(settings: Settings) -> None:
         await db.disconnect()
 
 
-async def _with_db(settings: Settings, work):  # type: ignore[no-untyped-def]
+async def _with_db(settings: Settings, work: Callable[[], Awaitable[T]]) -> T:
     from app.core import redis
 
     await db.connect(settings, pool_max=2)

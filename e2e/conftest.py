@@ -104,7 +104,9 @@ def server(settings: Settings, database: None) -> Iterator[Server]:
     from app.core import db
 
     if db.engine().config["dsn"] != settings.database_url:
-        raise RuntimeError("run e2e/ in a pytest run of its own (make test does): tests/ holds the database")
+        raise RuntimeError(
+            "run e2e/ in a pytest run of its own (make test does): tests/ holds the database"
+        )
     logs = ROOT / ".data" / "test" / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     env = _env(settings)

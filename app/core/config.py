@@ -78,12 +78,17 @@ class Settings(BaseSettings):
         default="Newsdesk/0.1 (+https://github.com/newsdesk; self-hosted newsroom)",
         description="User-Agent of every outbound request",
     )
-    egress_connect_timeout: float = Field(default=5.0, gt=0, le=60, description="Seconds to connect")
+    egress_connect_timeout: float = Field(
+        default=5.0, gt=0, le=60, description="Seconds to connect"
+    )
     egress_read_timeout: float = Field(
         default=15.0, gt=0, le=300, description="Seconds to wait for each read"
     )
     egress_total_timeout: float = Field(
-        default=30.0, gt=0, le=600, description="Seconds one request may take in all, redirects included"
+        default=30.0,
+        gt=0,
+        le=600,
+        description="Seconds one request may take in all, redirects included",
     )
     egress_max_bytes: int = Field(
         default=10_000_000, ge=1024, description="Largest body egress reads"
@@ -115,7 +120,9 @@ class Settings(BaseSettings):
     analysis_api_key: SecretStr = Field(
         default=SecretStr(""), description="Bearer key for ANALYSIS_ENDPOINT, if it needs one"
     )
-    analysis_model: str = Field(default="gpt-4o-mini", description="Model name sent to ANALYSIS_ENDPOINT")
+    analysis_model: str = Field(
+        default="gpt-4o-mini", description="Model name sent to ANALYSIS_ENDPOINT"
+    )
 
     @field_validator("egress_allow", "egress_extra_ports", "egress_host_budgets", mode="before")
     @classmethod

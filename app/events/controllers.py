@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from datastar_py.litestar import DatastarResponse
 from typing import Any
 
+from datastar_py.litestar import DatastarResponse
 from litestar import Controller, Request, get
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, FromQuery

@@ -9,7 +9,6 @@ from asyncpg import Record
 from app.core import db
 from app.events.types import EventView
 
-
 _SELECT = """
     SELECT e.id, e.kind, coalesce(u.display_name, '') AS actor, e.subject, e.data, e.created_at
     FROM events e LEFT JOIN users u ON u.id = e.actor_user_id

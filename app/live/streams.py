@@ -22,7 +22,8 @@ from app.live.hub import hub
 Render = Callable[[set[str]], Awaitable[Iterable[str]]]
 
 KEEPALIVE_SECONDS = 20.0
-KEEPALIVE = DatastarEvent(": keepalive\n\n")  # an SSE comment: keeps proxies from closing the stream
+# An SSE comment: keeps proxies from closing a quiet stream.
+KEEPALIVE = DatastarEvent(": keepalive\n\n")
 # Streams end after this long; the browser reconnects at once (retry: 'always')
 # and the reconnect re-checks the session and re-sends the whole state.
 MAX_STREAM_SECONDS = 15 * 60.0
@@ -40,7 +41,9 @@ def follow(workspace_id: int, topics: set[str], render: Render) -> DatastarRespo
     return DatastarResponse(_events(workspace_id, topics, render))
 
 
-async def _events(workspace_id: int, topics: set[str], render: Render) -> AsyncIterator[DatastarEvent]:
+async def _events(
+    workspace_id: int, topics: set[str], render: Render
+) -> AsyncIterator[DatastarEvent]:
     deadline = time.monotonic() + MAX_STREAM_SECONDS
     async with hub.subscribe(workspace_id, topics) as subscription:
         for html in await render(set(topics)):
