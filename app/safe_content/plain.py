@@ -1,0 +1,64 @@
+"""Plain text from a Document, for search indexing and previews."""
+
+from __future__ import annotations
+
+from app.safe_content.ast import (
+    Block,
+    Code,
+    CodeBlock,
+    Document,
+    Em,
+    Hashtag,
+    Heading,
+    Image,
+    Inline,
+    LineBreak,
+    Link,
+    List,
+    Mention,
+    Paragraph,
+    Quote,
+    Strong,
+    Text,
+)
+
+
+def to_text(doc: Document) -> str:
+    """Blocks separated by blank lines, list items and line breaks by newlines."""
+    return _blocks_text(doc.children)
+
+
+def _blocks_text(blocks: tuple[Block, ...]) -> str:
+    return "\n\n".join(text for text in map(_block_text, blocks) if text)
+
+
+def _block_text(block: Block) -> str:
+    if isinstance(block, Paragraph | Heading):
+        return inline_text(block.children).strip()
+    if isinstance(block, CodeBlock):
+        return block.text
+    if isinstance(block, Quote):
+        return _blocks_text(block.children)
+    if isinstance(block, List):
+        items = (_blocks_text(item.children) for item in block.items)
+        return "\n".join(text for text in items if text)
+    return ""
+
+
+def inline_text(nodes: tuple[Inline, ...]) -> str:
+    """The visible text of inline nodes (images by their alt text)."""
+    parts: list[str] = []
+    for node in nodes:
+        if isinstance(node, Text | Code):
+            parts.append(node.text)
+        elif isinstance(node, LineBreak):
+            parts.append("\n")
+        elif isinstance(node, Image):
+            parts.append(node.alt)
+        elif isinstance(node, Mention):
+            parts.append(node.label)
+        elif isinstance(node, Hashtag):
+            parts.append("#" + node.tag)
+        elif isinstance(node, Strong | Em | Link):
+            parts.append(inline_text(node.children))
+    return "".join(parts)

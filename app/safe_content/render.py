@@ -1,0 +1,215 @@
+"""The renderer: the only code that turns third-party content into HTML.
+
+It writes only its own tags and attributes: every text and attribute value
+is escaped, links are re-checked with urls.http_url (http/https only), and
+images appear only as same-origin proxy URLs from `media_url`. The output is
+wrapped in an element with Datastar's `data-ignore`, so even a leaked
+attribute would never be evaluated by Datastar.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from markupsafe import Markup, escape
+
+from app.safe_content.ast import (
+    MAX_DEPTH,
+    Block,
+    Code,
+    CodeBlock,
+    Document,
+    Em,
+    Hashtag,
+    Heading,
+    Image,
+    Inline,
+    LineBreak,
+    Link,
+    List,
+    Mention,
+    Paragraph,
+    Quote,
+    Strong,
+    Text,
+)
+from app.safe_content.text_builder import from_text
+from app.safe_content.urls import http_url
+
+MediaUrl = Callable[[str], str | None]
+
+WRAPPER_OPEN = '<div class="rich" data-ignore>'
+INLINE_OPEN = "<span data-ignore>"
+LINK_ATTRS = ' rel="nofollow noopener noreferrer ugc" referrerpolicy="no-referrer"'
+IMAGE_ATTRS = ' loading="lazy" decoding="async" referrerpolicy="no-referrer"'
+
+
+def _e(text: str) -> str:
+    return str(escape(text))
+
+
+def _same_origin_path(url: str) -> bool:
+    """A path on our own origin ("/media/…"), not "//host" or "/\\host"."""
+    return (
+        url.startswith("/")
+        and url[1:2] not in ("/", "\\")
+        and url.isprintable()
+        and not any(c.isspace() for c in url)
+    )
+
+
+def proxied_src(src: str, media_url: MediaUrl | None) -> str | None:
+    """The URL an <img> may load: the proxy's answer for a safe remote URL, else None."""
+    remote = http_url(src)
+    if remote is None or media_url is None:
+        return None
+    proxied = media_url(remote)
+    if not isinstance(proxied, str):
+        return None
+    return proxied if _same_origin_path(proxied) or http_url(proxied) == proxied else None
+
+
+class _Writer:
+    def __init__(self, media_url: MediaUrl | None) -> None:
+        self.media_url = media_url
+        self.out: list[str] = []
+
+    # Depth is re-checked here so that even an unvalidated tree cannot recurse without bound.
+
+    def blocks(self, blocks: tuple[Block, ...], depth: int) -> None:
+        if depth > MAX_DEPTH:
+            return
+        for block in blocks:
+            self.block(block, depth)
+
+    def block(self, block: Block, depth: int) -> None:
+        out = self.out
+        if isinstance(block, Paragraph):
+            out.append("<p>")
+            self.inlines(block.children, depth + 1, in_link=False)
+            out.append("</p>")
+        elif isinstance(block, Heading):
+            level = block.level if block.level in (2, 3, 4) else 4
+            out.append(f"<h{level}>")
+            self.inlines(block.children, depth + 1, in_link=False)
+            out.append(f"</h{level}>")
+        elif isinstance(block, CodeBlock):
+            out.append(f"<pre><code>{_e(block.text)}</code></pre>")
+        elif isinstance(block, Quote):
+            out.append("<blockquote>")
+            self.blocks(block.children, depth + 1)
+            out.append("</blockquote>")
+        elif isinstance(block, List):
+            tag = "ol" if block.ordered is True else "ul"
+            out.append(f"<{tag}>")
+            for item in block.items:
+                self.list_item(item.children, depth + 1)
+            out.append(f"</{tag}>")
+
+    def list_item(self, blocks: tuple[Block, ...], depth: int) -> None:
+        self.out.append("<li>")
+        if len(blocks) == 1 and isinstance(blocks[0], Paragraph):  # a tight list item
+            self.inlines(blocks[0].children, depth + 2, in_link=False)
+        else:
+            self.blocks(blocks, depth + 1)
+        self.out.append("</li>")
+
+    def inlines(self, nodes: tuple[Inline, ...], depth: int, *, in_link: bool) -> None:
+        if depth > MAX_DEPTH:
+            return
+        for node in nodes:
+            self.inline(node, depth, in_link)
+
+    def inline(self, node: Inline, depth: int, in_link: bool) -> None:
+        out = self.out
+        if isinstance(node, Text):
+            out.append(_e(node.text))
+        elif isinstance(node, LineBreak):
+            out.append("<br>")
+        elif isinstance(node, Code):
+            out.append(f"<code>{_e(node.text)}</code>")
+        elif isinstance(node, Strong | Em):
+            tag = "strong" if isinstance(node, Strong) else "em"
+            out.append(f"<{tag}>")
+            self.inlines(node.children, depth + 1, in_link=in_link)
+            out.append(f"</{tag}>")
+        elif isinstance(node, Link):
+            href = None if in_link else http_url(node.href)
+            if href is None:  # unsafe or nested: its content as inert text
+                self.inlines(node.children, depth + 1, in_link=in_link)
+            else:
+                out.append(f'<a href="{_e(href)}"{LINK_ATTRS}>')
+                self.inlines(node.children, depth + 1, in_link=True)
+                out.append("</a>")
+        elif isinstance(node, Mention):
+            self.anchor(node.label, node.href, in_link)
+        elif isinstance(node, Hashtag):
+            self.anchor("#" + node.tag, node.href, in_link)
+        elif isinstance(node, Image):
+            self.image(node)
+
+    def anchor(self, label: str, href: str | None, in_link: bool) -> None:
+        safe = None if (in_link or href is None) else http_url(href)
+        if safe is None:
+            self.out.append(_e(label))
+        else:
+            self.out.append(f'<a href="{_e(safe)}"{LINK_ATTRS}>{_e(label)}</a>')
+
+    def image(self, node: Image) -> None:
+        src = proxied_src(node.src, self.media_url)
+        if src is None:
+            self.out.append(_e(node.alt))  # no proxy: the words, never a remote fetch
+        else:
+            self.out.append(f'<img src="{_e(src)}" alt="{_e(node.alt)}"{IMAGE_ATTRS}>')
+
+
+def render_html(doc: Document, *, media_url: MediaUrl | None = None) -> Markup:
+    """Blocks of `doc` inside `<div class="rich" data-ignore>`."""
+    writer = _Writer(media_url)
+    writer.out.append(WRAPPER_OPEN)
+    writer.blocks(doc.children, depth=2)
+    writer.out.append("</div>")
+    return Markup("".join(writer.out))  # noqa: S704 -- built only from escaped parts above
+
+
+def render_inline(doc: Document, *, media_url: MediaUrl | None = None) -> Markup:
+    """`doc` as inline markup inside `<span data-ignore>`, blocks joined by <br>.
+
+    For titles, author names and card text. Headings, quotes and lists lose
+    their block markup and keep their words.
+    """
+    writer = _Writer(media_url)
+    writer.out.append(INLINE_OPEN)
+    first = True
+    for inlines in _inline_runs(doc.children):
+        if not first:
+            writer.out.append("<br>")
+        writer.inlines(inlines, depth=3, in_link=False)
+        first = False
+    writer.out.append("</span>")
+    return Markup("".join(writer.out))  # noqa: S704 -- built only from escaped parts above
+
+
+def _inline_runs(blocks: tuple[Block, ...], depth: int = 2) -> list[tuple[Inline, ...]]:
+    """The inline content of each leaf block, in order."""
+    if depth > MAX_DEPTH:
+        return []
+    runs: list[tuple[Inline, ...]] = []
+    for block in blocks:
+        if isinstance(block, Paragraph | Heading):
+            runs.append(block.children)
+        elif isinstance(block, CodeBlock):
+            runs.append((Code(block.text),))
+        elif isinstance(block, Quote):
+            runs.extend(_inline_runs(block.children, depth + 1))
+        elif isinstance(block, List):
+            for item in block.items:
+                runs.extend(_inline_runs(item.children, depth + 2))
+    return runs
+
+
+def render_text(text: str) -> Markup:
+    """One third-party plain-text field (title, name, alt text) as safe inline markup."""
+    if not isinstance(text, str):
+        text = "" if text is None else str(text)
+    return render_inline(from_text(text, autolink=False))
