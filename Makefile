@@ -1,5 +1,5 @@
 # The workflow. `make run` and `make test` set up everything they need.
-.PHONY: run test lint format types bench services services-stop clean help
+.PHONY: run test lint format types bench messages clean help
 
 help:
 	@echo "make run     - run Newsdesk (web + worker) on http://127.0.0.1:8000"
@@ -8,6 +8,7 @@ help:
 	@echo "make format  - ruff format and fix"
 	@echo "make types   - mypy"
 	@echo "make bench   - run the benchmarks in bench/"
+	@echo "make messages - extract UI text into app/locale/messages.pot"
 	@echo "make clean   - remove .venv and the test data (keeps .data/run)"
 
 run:
@@ -29,6 +30,11 @@ types:
 
 bench:
 	@scripts/bench.sh
+
+messages:
+	mkdir -p app/locale
+	.venv/bin/pybabel extract -F babel.cfg -k _ -k N_ -k gettext -k ngettext:1,2 \
+		--no-location --sort-output -o app/locale/messages.pot .
 
 clean:
 	-scripts/services.sh stop test
