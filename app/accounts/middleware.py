@@ -54,7 +54,13 @@ async def identify(scope: Scope) -> Viewer | None:
 
 class AuthenticationMiddleware(ASGIMiddleware):
     scopes = (ScopeType.HTTP,)
-    exclude_path_pattern = ("^/static/", "^/healthz$", "^/readyz$", "^/media/")
+    # Static files, probes and signed media need no identity (the media signature is the capability).
+    should_bypass_for_scope = staticmethod(
+        lambda scope: (
+            scope["path"].startswith(("/static/", "/media/"))
+            or scope["path"] in ("/healthz", "/readyz")
+        )
+    )
 
     async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
         viewer = await identify(scope)

@@ -29,7 +29,8 @@ log = logging.getLogger(__name__)
 def create_app(settings: Settings, *, manage_connections: bool = True) -> Litestar:
     """The web app. Tests that hold their own connections pass manage_connections=False."""
     config.activate(settings)
-    env = make_environment(routes.template_filters(settings))
+    env = make_environment()
+    routes.configure_templates(env, settings)
     use_environment(env)
 
     async def start() -> None:

@@ -4,24 +4,31 @@ from __future__ import annotations
 
 from typing import Any
 
+import jinja2
+
 from app.accounts import controllers as accounts
 from app.core.config import Settings
 from app.egress import close_egress, open_egress
 from app.events import controllers as events
+from app.media import controllers as media
+from app.media import signer, template_filter
+from app.safe_content import register_filters
 from app.web.shell import ShellController
 
 
 def page_handlers() -> list[Any]:
-    return [ShellController, *accounts.PAGE_HANDLERS, *events.PAGE_HANDLERS]
+    return [ShellController, *accounts.PAGE_HANDLERS, *events.PAGE_HANDLERS, *media.PAGE_HANDLERS]
 
 
 def api_handlers() -> list[Any]:
     return [*accounts.API_HANDLERS, *events.API_HANDLERS]
 
 
-def template_filters(settings: Settings) -> dict[str, Any]:
-    """Filters the domains add to Jinja (the safe_content renderer among them)."""
-    return {}
+def configure_templates(env: jinja2.Environment, settings: Settings) -> None:
+    """Filters the domains add to Jinja: the safe_content renderer, with media
+    proxied through signed URLs, is the only way templates show third-party text."""
+    register_filters(env, media_url=signer(settings))
+    env.filters["media_url"] = template_filter(settings)
 
 
 async def start(settings: Settings) -> None:

@@ -18,3 +18,7 @@ class ShellController(Controller):
     @get("/wall", guards=[allows(Permission.DRAFT_VIEW)])
     async def wall(self, request: Request) -> Template:
         return await page(request, "wall/index.html", section="wall")
+
+    @get("/import", guards=[allows(Permission.DRAFT_VIEW)])
+    async def imports(self, request: Request) -> Template:
+        return await page(request, "imports/index.html", section="import")

@@ -56,7 +56,7 @@ def iso_time(value: datetime | None) -> str:
     return value.astimezone(UTC).isoformat() if value else ""
 
 
-def make_environment(extra_filters: dict[str, Any] | None = None) -> Environment:
+def make_environment() -> Environment:
     env = Environment(
         loader=FileSystemLoader(TEMPLATE_DIR),
         autoescape=select_autoescape(default=True, default_for_string=True),
@@ -69,7 +69,7 @@ def make_environment(extra_filters: dict[str, Any] | None = None) -> Environment
     env.globals.update(
         static_url=static_url, stream=stream_attribute, language=i18n.active_language
     )
-    env.filters.update(local_time=local_time, iso_time=iso_time, **(extra_filters or {}))
+    env.filters.update(local_time=local_time, iso_time=iso_time)
     return env
 
 

@@ -9,6 +9,7 @@ from tests.factories import post_form, sign_in
 # (method, path, permission it needs) for pages that exist today.
 PAGES = [
     ("GET", "/wall", Permission.DRAFT_VIEW),
+    ("GET", "/import", Permission.DRAFT_VIEW),
     ("GET", "/activity", Permission.DRAFT_VIEW),
     ("GET", "/settings/tokens", Permission.DRAFT_VIEW),
     ("GET", "/settings/members", Permission.MEMBERS_MANAGE),

@@ -113,3 +113,20 @@ def test_no_template_has_inline_script_style_or_event_handlers():
         if re.search(r"\son[a-z]+\s*=", text):
             offenders.append(f"{path.name}: on* handler")
     assert offenders == []
+
+
+async def test_csp_reports_are_accepted_without_a_csrf_token(client):
+    response = await client.post(
+        "/csp-report",
+        content=b'{"csp-report": {"violated-directive": "script-src"}}',
+        headers={"content-type": "application/csp-report"},
+    )
+    assert response.status_code == 204
+
+
+@pytest.mark.parametrize("path", ["/wall", "/import", "/activity", "/settings"])
+async def test_every_navigation_entry_leads_to_a_page(client, people, path):
+    person = await people.member("viewer")
+    await sign_in(client, person.email)
+    response = await client.get(path)
+    assert response.status_code == 200, path
