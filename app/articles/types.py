@@ -86,3 +86,107 @@ class Outcome:
     def signalled(self) -> bool:
         """Whether an ArticleProcessed signal went out (FR-004)."""
         return self.kind in (OutcomeKind.NEW, OutcomeKind.DUPLICATE_AWAITING_ANALYSIS)
+
+
+# The library's live topics and views ------------------------------------------------
+
+LIBRARY_TOPIC = "articles"  # the library list changed (an article arrived, left, was analysed)
+
+
+def article_topic(article_id: int) -> str:
+    """The live topic of one article's reader page (its analysis panel)."""
+    return f"article:{article_id}"
+
+
+class ArticleNotFound(LookupError):
+    """No such article in this workspace (another workspace's article is not found either)."""
+
+
+class AnalysisState(StrEnum):
+    """The library's analysis filter; "pending" includes analyses running now."""
+
+    PENDING = "pending"
+    COMPLETED = "completed"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class LibraryFilter:
+    """What the library shows: a parsed and checked query string."""
+
+    q: str = ""  # websearch syntax: words, "phrases", -excluded, or
+    topic_id: int | None = None
+    source: Source | None = None
+    state: AnalysisState | None = None
+    deleted: bool = False  # the trash instead of the library
+    cursor: str = ""  # opaque keyset cursor from the previous page's `next_cursor`
+    limit: int = 25
+
+
+@dataclass(frozen=True)
+class ArticleRow:
+    """One article in the library list."""
+
+    id: int
+    url: str
+    title: str  # third-party text
+    site_name: str  # third-party text
+    byline: str  # third-party text
+    source: Source
+    topic_id: int | None
+    topic_name: str  # "" when none
+    published_at: datetime | None
+    created_at: datetime
+    deleted_at: datetime | None
+    word_count: int
+    warnings: tuple[str, ...]
+    analysis_status: str  # an AnalysisStatus value
+    snippet: Document  # highlighted search hits (Strong nodes) or the opening words
+
+
+@dataclass(frozen=True)
+class LibraryPage:
+    items: list[ArticleRow]
+    next_cursor: str | None  # None on the last page
+    library_is_empty: bool  # no live article at all: tells "empty" from "nothing matches"
+
+
+@dataclass(frozen=True)
+class SectionView:
+    heading: str  # third-party text
+    body: Document  # the section's text as rich text (paragraphs kept)
+
+
+@dataclass(frozen=True)
+class ArxivView:
+    arxiv_id: str
+    authors: tuple[str, ...]  # third-party text
+    pdf_available: bool
+    pdf_url: str  # http(s) only, "" otherwise
+    sections: tuple[SectionView, ...]
+
+
+@dataclass(frozen=True)
+class ArticleView:
+    """One article as the reader page and the API show it."""
+
+    id: int
+    url: str  # the normalised original URL (http/https)
+    source: Source
+    title: str  # third-party text
+    byline: str  # third-party text
+    site_name: str  # third-party text
+    language: str
+    published_at: datetime | None
+    created_at: datetime
+    deleted_at: datetime | None
+    topic_id: int | None
+    topic_name: str
+    content: Document
+    text: str
+    word_count: int
+    reading_minutes: int  # from the word count, at 230 words a minute, at least 1
+    lead_image: str  # remote URL; shown only through the media proxy
+    metadata: dict[str, Any]
+    warnings: tuple[str, ...]
+    arxiv: ArxivView | None

@@ -1,0 +1,346 @@
+"""The library and the reader: pages, their live streams, and the articles API."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any
+from urllib.parse import urlencode
+
+from datastar_py.litestar import DatastarResponse
+from litestar import Controller, Request, get, post
+from litestar.enums import RequestEncodingType
+from litestar.exceptions import ClientException, NotFoundException
+from litestar.params import Body, FromPath
+from litestar.response import Redirect, Template
+
+from app.accounts.guards import allows, viewer_of
+from app.accounts.roles import Permission
+from app.accounts.types import Viewer
+from app.analysis import queries as analysis_queries
+from app.analysis.types import AnalysisView
+from app.articles import queries, services
+from app.articles.labels import TEMPLATE_HELPERS
+from app.articles.listing import FilterError, parse_filter
+from app.articles.types import (
+    LIBRARY_TOPIC,
+    AnalysisState,
+    ArticleNotFound,
+    ArticleRow,
+    ArticleView,
+    LibraryFilter,
+    LibraryPage,
+    Source,
+    article_topic,
+)
+from app.live.streams import follow
+from app.safe_content import http_url, to_json
+from app.topics import queries as topic_queries
+from app.web.pages import page
+from app.web.templating import render_block
+
+LIBRARY = "articles/library.html"
+READER = "articles/reader.html"
+FILTER_FIELDS = ("q", "topic", "source", "state", "deleted")
+Form = Body(media_type=RequestEncodingType.URL_ENCODED)
+
+
+def _workspace(request: Request) -> tuple[Viewer, int]:
+    viewer = viewer_of(request)
+    assert viewer.workspace_id is not None  # the guards admit only members
+    return viewer, viewer.workspace_id
+
+
+def _typed(request: Request) -> dict[str, str]:
+    """The filter as typed, to put back into the form."""
+    return {name: request.query_params.get(name, "") for name in FILTER_FIELDS}
+
+
+def _query_string(f: LibraryFilter, **extra: str) -> str:
+    """The filter as a fully percent-encoded query string (safe inside a JS string too)."""
+    values = {
+        "q": f.q,
+        "topic": "" if f.topic_id is None else str(f.topic_id),
+        "source": f.source.value if f.source else "",
+        "state": f.state.value if f.state else "",
+        "deleted": "1" if f.deleted else "",
+        "cursor": f.cursor,
+        **extra,
+    }
+    return urlencode({k: v for k, v in values.items() if v})
+
+
+def _back(target: str, default: str = "/articles") -> str:
+    """Only a path of this site, never an absolute or scheme-relative address."""
+    if target.startswith("/articles") and not target.startswith(("//", "/\\")):
+        return target
+    return default
+
+
+async def _list_context(workspace_id: int, f: LibraryFilter) -> dict[str, Any]:
+    """The list region's context: one page of articles and the links around it."""
+    library_page = await queries.library(workspace_id, f)
+    query = _query_string(f)
+    return {
+        "filter": f,
+        "library": library_page,
+        "next_url": "/articles?" + _query_string(f, cursor=library_page.next_cursor)
+        if library_page.next_cursor
+        else "",
+        "here": "/articles" + (f"?{query}" if query else ""),
+        "stream_url": "/articles/stream" + (f"?{query}" if query else ""),
+        "error": None,
+        "error_field": None,
+        **TEMPLATE_HELPERS,
+    }
+
+
+def _invalid_context(error: FilterError) -> dict[str, Any]:
+    """An unusable filter: the form comes back as typed, with the reason, and no list."""
+    return {
+        "filter": LibraryFilter(),
+        "library": LibraryPage(items=[], next_cursor=None, library_is_empty=False),
+        "next_url": "",
+        "here": "/articles",
+        "stream_url": "",
+        "error": error.message,
+        "error_field": error.field,
+        **TEMPLATE_HELPERS,
+    }
+
+
+class LibraryController(Controller):
+    path = "/articles"
+    guards = [allows(Permission.DRAFT_VIEW)]
+
+    @get("/")
+    async def library(self, request: Request) -> Template:
+        viewer, workspace_id = _workspace(request)
+        form: dict[str, Any] = {
+            "form": _typed(request),
+            "topics": await topic_queries.topics(workspace_id),
+            "sources": list(Source),
+            "states": list(AnalysisState),
+            "can_manage": viewer.can(Permission.ARTICLES_IMPORT),
+        }
+        try:
+            f = parse_filter(request.query_params)
+        except FilterError as error:
+            return await page(
+                request,
+                LIBRARY,
+                section="library",
+                status_code=400,
+                **form,
+                **_invalid_context(error),
+            )
+        context = await _list_context(workspace_id, f)
+        return await page(request, LIBRARY, section="library", **form, **context)
+
+    @get("/stream")
+    async def stream(self, request: Request) -> DatastarResponse:
+        viewer, workspace_id = _workspace(request)
+        try:
+            f = parse_filter(request.query_params)
+        except FilterError as error:
+            raise ClientException(detail=error.message) from None
+        can_manage = viewer.can(Permission.ARTICLES_IMPORT)
+
+        async def render(_changed: set[str]) -> list[str]:
+            context = await _list_context(workspace_id, f)
+            return [
+                render_block(
+                    LIBRARY, "list", request, viewer=viewer, can_manage=can_manage, **context
+                )
+            ]
+
+        return follow(workspace_id, {LIBRARY_TOPIC}, render)
+
+    @get("/{article_id:int}")
+    async def reader(self, request: Request, article_id: FromPath[int]) -> Template:
+        viewer, workspace_id = _workspace(request)
+        article = await _article_or_404(workspace_id, article_id)
+        return await page(
+            request,
+            READER,
+            section="library",
+            article=article,
+            original_url=http_url(article.url) or "",
+            analysis=await analysis_queries.for_article(workspace_id, article_id),
+            can_manage=viewer.can(Permission.ARTICLES_IMPORT),
+            **TEMPLATE_HELPERS,
+        )
+
+    @get("/{article_id:int}/stream")
+    async def reader_stream(self, request: Request, article_id: FromPath[int]) -> DatastarResponse:
+        viewer, workspace_id = _workspace(request)
+        await _article_or_404(workspace_id, article_id)
+
+        async def render(_changed: set[str]) -> list[str]:
+            analysis = await analysis_queries.for_article(workspace_id, article_id)
+            return [render_block(READER, "analysis", request, viewer=viewer, analysis=analysis)]
+
+        return follow(workspace_id, {article_topic(article_id)}, render)
+
+    @post("/{article_id:int}/delete", guards=[allows(Permission.ARTICLES_IMPORT)])
+    async def delete(
+        self, request: Request, article_id: FromPath[int], data: Annotated[dict[str, str], Form]
+    ) -> Redirect:
+        viewer, workspace_id = _workspace(request)
+        await _change(services.delete_article, workspace_id, article_id, viewer.user_id)
+        return Redirect(_back(data.get("next", "")), status_code=303)
+
+    @post("/{article_id:int}/restore", guards=[allows(Permission.ARTICLES_IMPORT)])
+    async def restore(
+        self, request: Request, article_id: FromPath[int], data: Annotated[dict[str, str], Form]
+    ) -> Redirect:
+        viewer, workspace_id = _workspace(request)
+        await _change(services.restore_article, workspace_id, article_id, viewer.user_id)
+        return Redirect(_back(data.get("next", ""), f"/articles/{article_id}"), status_code=303)
+
+
+MAX_ID = 2**63 - 1  # bigint: a larger id in a URL names nothing
+
+
+def _known_id(article_id: int) -> int:
+    if not 0 < article_id <= MAX_ID:
+        raise NotFoundException()
+    return article_id
+
+
+async def _article_or_404(workspace_id: int, article_id: int) -> ArticleView:
+    article = await queries.article(workspace_id, _known_id(article_id))
+    if article is None:
+        raise NotFoundException()
+    return article
+
+
+TrashService = Callable[..., Awaitable[bool]]  # services.delete_article / restore_article
+
+
+async def _change(service: TrashService, workspace_id: int, article_id: int, user_id: int) -> bool:
+    try:
+        changed = await service(workspace_id, _known_id(article_id), actor_user_id=user_id)
+    except ArticleNotFound:
+        raise NotFoundException() from None
+    return changed
+
+
+# The API ----------------------------------------------------------------------------
+
+
+def _iso(value: Any) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _document_json(doc: Any) -> Any:
+    return json.loads(to_json(doc))
+
+
+def row_json(row: ArticleRow) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "url": row.url,
+        "title": row.title,
+        "site_name": row.site_name,
+        "byline": row.byline,
+        "source": row.source.value,
+        "topic": {"id": row.topic_id, "name": row.topic_name} if row.topic_id else None,
+        "published_at": _iso(row.published_at),
+        "created_at": _iso(row.created_at),
+        "deleted_at": _iso(row.deleted_at),
+        "word_count": row.word_count,
+        "warnings": list(row.warnings),
+        "analysis_status": row.analysis_status,
+        "snippet": _document_json(row.snippet),  # rich-text AST; hits are "strong" nodes
+    }
+
+
+def analysis_json(analysis: AnalysisView) -> dict[str, Any]:
+    return {
+        "status": analysis.status.value,
+        "summary": analysis.summary,
+        "keywords": list(analysis.keywords),
+        "language": analysis.language,
+        "reading_minutes": analysis.reading_minutes,
+        "analyser": analysis.analyser,
+        "error": analysis.error,
+        "attempts": analysis.attempts,
+        "next_attempt_at": _iso(analysis.next_attempt_at),
+        "completed_at": _iso(analysis.completed_at),
+    }
+
+
+def article_json(article: ArticleView, analysis: AnalysisView) -> dict[str, Any]:
+    arxiv = article.arxiv
+    return {
+        "id": article.id,
+        "url": article.url,
+        "source": article.source.value,
+        "title": article.title,
+        "byline": article.byline,
+        "site_name": article.site_name,
+        "language": article.language,
+        "published_at": _iso(article.published_at),
+        "created_at": _iso(article.created_at),
+        "deleted_at": _iso(article.deleted_at),
+        "topic": {"id": article.topic_id, "name": article.topic_name} if article.topic_id else None,
+        "content": _document_json(article.content),  # the rich-text AST (app.safe_content)
+        "text": article.text,
+        "word_count": article.word_count,
+        "reading_minutes": article.reading_minutes,
+        "lead_image": article.lead_image,
+        "metadata": article.metadata,
+        "warnings": list(article.warnings),
+        "arxiv": {
+            "arxiv_id": arxiv.arxiv_id,
+            "authors": list(arxiv.authors),
+            "pdf_available": arxiv.pdf_available,
+            "pdf_url": arxiv.pdf_url,
+            "sections": [
+                {"heading": s.heading, "content": _document_json(s.body)} for s in arxiv.sections
+            ],
+        }
+        if arxiv
+        else None,
+        "analysis": analysis_json(analysis),
+    }
+
+
+class ArticlesApi(Controller):
+    """The library over the API: search and read; trash and restore with articles.import."""
+
+    path = "/articles"
+    guards = [allows(Permission.DRAFT_VIEW)]
+
+    @get("/")
+    async def list_articles(self, request: Request) -> dict[str, Any]:
+        _viewer, workspace_id = _workspace(request)
+        try:
+            f = parse_filter(request.query_params)
+        except FilterError as error:
+            raise ClientException(detail=f"{error.field}: {error.message}") from None
+        result = await queries.library(workspace_id, f)
+        return {"items": [row_json(r) for r in result.items], "next_cursor": result.next_cursor}
+
+    @get("/{article_id:int}")
+    async def get_article(self, request: Request, article_id: FromPath[int]) -> dict[str, Any]:
+        _viewer, workspace_id = _workspace(request)
+        article = await _article_or_404(workspace_id, article_id)
+        return article_json(article, await analysis_queries.for_article(workspace_id, article_id))
+
+    @post("/{article_id:int}/delete", guards=[allows(Permission.ARTICLES_IMPORT)], status_code=200)
+    async def delete_article(self, request: Request, article_id: FromPath[int]) -> dict[str, Any]:
+        viewer, workspace_id = _workspace(request)
+        changed = await _change(services.delete_article, workspace_id, article_id, viewer.user_id)
+        return {"id": article_id, "deleted": True, "changed": changed}
+
+    @post("/{article_id:int}/restore", guards=[allows(Permission.ARTICLES_IMPORT)], status_code=200)
+    async def restore_article(self, request: Request, article_id: FromPath[int]) -> dict[str, Any]:
+        viewer, workspace_id = _workspace(request)
+        changed = await _change(services.restore_article, workspace_id, article_id, viewer.user_id)
+        return {"id": article_id, "deleted": False, "changed": changed}
+
+
+PAGE_HANDLERS = [LibraryController]
+API_HANDLERS = [ArticlesApi]

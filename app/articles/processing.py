@@ -1,0 +1,128 @@
+"""Deciding what a scraped article becomes before anything is written (pure, no I/O).
+
+`prepare` checks an incoming `ScrapedArticle` and derives every stored field:
+the normalised URL and its hash, the plain text and word count of the AST,
+cleaned third-party strings, JSON for the jsonb columns. A URL that cannot
+be normalised, or content without any text, is a `Rejected` with a reason a
+person can read; the service turns it into a FAILED outcome without touching
+the database.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from app.analysis.text import word_count
+from app.articles.types import ArxivData, ScrapedArticle, Warning
+from app.articles.urls import InvalidUrl, normalize_url, url_hash
+from app.core.i18n import _
+from app.safe_content import http_url, to_json, to_text
+
+MAX_TITLE = 1000  # characters of title, byline and site name kept
+MAX_LANGUAGE = 12
+
+
+class Rejected(ValueError):
+    """The event cannot become an article; `str()` says why, for a person."""
+
+
+@dataclass(frozen=True)
+class PreparedArticle:
+    url: str  # normalised
+    url_hash: str
+    source: str
+    title: str
+    byline: str
+    site_name: str
+    language: str
+    published_at: datetime | None  # always with a zone
+    topic_id: int | None
+    content_json: str  # the AST as JSON, for the jsonb column
+    text: str
+    word_count: int
+    lead_image: str  # http(s) only, "" otherwise
+    metadata_json: str
+    warnings: list[str]
+    arxiv: PreparedArxiv | None
+
+    @property
+    def subject(self) -> str:
+        """What the event log calls this article: its title, else its URL."""
+        return self.title or self.url
+
+
+@dataclass(frozen=True)
+class PreparedArxiv:
+    arxiv_id: str
+    authors_json: str
+    pdf_available: bool
+    pdf_url: str
+    sections_json: str
+    section_count: int
+
+
+def clean(value: str, limit: int | None = None) -> str:
+    """One-line third-party text: NUL and surrounding whitespace gone (PostgreSQL refuses NUL)."""
+    text = " ".join(value.replace("\x00", "").split())
+    return text[:limit] if limit else text
+
+
+def _json(value: Any) -> str:
+    # PostgreSQL's jsonb refuses \u0000 anywhere; strings from feeds may carry it.
+    return json.dumps(value, default=str, ensure_ascii=False).replace("\\u0000", "")
+
+
+def prepare(event: ScrapedArticle) -> PreparedArticle:
+    try:
+        url = normalize_url(event.url)
+    except InvalidUrl as error:
+        raise Rejected(str(error)) from None
+    text = to_text(event.content).replace("\x00", "").strip()
+    pdf_only = Warning.PDF in event.warnings
+    # A PDF kept as a link carries its metadata, not its text; anything else
+    # without text would be an empty page in the library.
+    if not text and not pdf_only:
+        raise Rejected(_("The article has no text: the page's content came out empty."))
+    return PreparedArticle(
+        url=url,
+        url_hash=url_hash(url),
+        source=str(event.source),
+        title=clean(event.title, MAX_TITLE),
+        byline=clean(event.byline, MAX_TITLE),
+        site_name=clean(event.site_name, MAX_TITLE),
+        language=clean(event.language, MAX_LANGUAGE).lower(),
+        published_at=_aware(event.published_at),
+        topic_id=event.topic_id,
+        content_json=to_json(event.content).decode(),
+        text=text,
+        word_count=word_count(text),
+        lead_image=(http_url(event.lead_image) or "") if event.lead_image else "",
+        metadata_json=_json(event.metadata),
+        warnings=sorted({str(w) for w in event.warnings}),
+        arxiv=_prepare_arxiv(event.arxiv) if event.arxiv else None,
+    )
+
+
+def _aware(value: datetime | None) -> datetime | None:
+    """Feeds give dates without a zone now and then; those are read as UTC."""
+    if value is not None and value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value
+
+
+def _prepare_arxiv(data: ArxivData) -> PreparedArxiv:
+    sections = [
+        {"heading": clean(s.heading, MAX_TITLE), "text": s.text.replace("\x00", "").strip()}
+        for s in data.sections
+    ]
+    return PreparedArxiv(
+        arxiv_id=clean(data.arxiv_id, 64),
+        authors_json=_json([clean(a, 300) for a in data.authors if clean(a)]),
+        pdf_available=data.pdf_available,
+        pdf_url=(http_url(data.pdf_url) or "") if data.pdf_url else "",
+        sections_json=_json(sections),
+        section_count=len(sections),
+    )

@@ -1,0 +1,292 @@
+"""Reads of the library; workspace id first; typed views out.
+
+Search is PostgreSQL full-text search on the generated `search` column
+('simple' configuration: every language the same, nothing stemmed away;
+title weighted A, text B, byline and site C), parsed with
+websearch_to_tsquery (words, "phrases", -not, or) and ranked with
+ts_rank_cd, title hits first. Pages are keyset-paginated: (created_at, id) for the plain
+list, (rank, created_at, id) for a search - stable while articles arrive.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from asyncpg import Record
+
+from app.analysis.text import WORDS_PER_MINUTE
+from app.analysis.types import AnalysisInput, Section
+from app.articles import listing
+from app.articles.listing import Cursor
+from app.articles.types import (
+    AnalysisState,
+    ArticleRow,
+    ArticleView,
+    ArxivView,
+    LibraryFilter,
+    LibraryPage,
+    SectionView,
+    Source,
+)
+from app.core import db
+from app.safe_content import Document, InvalidContent, from_json, from_text, http_url
+
+log = logging.getLogger(__name__)
+
+_ROW_COLUMNS = """
+    a.id, a.url, a.title, a.site_name, a.byline, a.source, a.topic_id,
+    coalesce(t.name, '') AS topic_name, a.published_at, a.created_at, a.deleted_at,
+    a.word_count, a.warnings, coalesce(an.status, 'pending') AS analysis_status
+"""
+# Topic names are read with the articles they label: one join instead of a
+# round trip per row (the topics domain still owns every write to them).
+_ROW_JOINS = """
+    LEFT JOIN analyses an ON an.article_id = a.id AND an.workspace_id = a.workspace_id
+    LEFT JOIN topics t ON t.id = a.topic_id AND t.workspace_id = a.workspace_id
+"""
+# A hit in the title (weight A) ranks above any number of hits in the text;
+# within each group cover density decides (ts_rank_cd, scaled into [0, 1)).
+_RANK = """(ts_rank_cd(a.search, query, 32)
+    + CASE WHEN ts_filter(a.search, '{a}') @@ query THEN 1 ELSE 0 END)::real"""
+_STATE_SQL = {
+    AnalysisState.PENDING: "coalesce(an.status, 'pending') IN ('pending', 'running')",
+    AnalysisState.COMPLETED: "an.status = 'completed'",
+    AnalysisState.FAILED: "an.status = 'failed'",
+}
+
+
+class _Where:
+    """WHERE clauses with numbered parameters, built in order."""
+
+    def __init__(self, workspace_id: int) -> None:
+        self.args: list[Any] = [workspace_id]
+        self.clauses = ["a.workspace_id = $1"]
+
+    def param(self, value: Any) -> str:
+        self.args.append(value)
+        return f"${len(self.args)}"
+
+    def add(self, clause: str) -> None:
+        self.clauses.append(clause)
+
+    @property
+    def sql(self) -> str:
+        return " AND ".join(self.clauses)
+
+
+def _filters(workspace_id: int, f: LibraryFilter) -> _Where:
+    where = _Where(workspace_id)
+    where.add("a.deleted_at IS NOT NULL" if f.deleted else "a.deleted_at IS NULL")
+    if f.topic_id is not None:
+        where.add(f"a.topic_id = {where.param(f.topic_id)}")
+    if f.source is not None:
+        where.add(f"a.source = {where.param(f.source.value)}")
+    if f.state is not None:
+        where.add(_STATE_SQL[f.state])
+    return where
+
+
+async def library(workspace_id: int, f: LibraryFilter) -> LibraryPage:
+    """One page of the library (or the trash), newest first or best match first."""
+    cursor = listing.decode_cursor(f.cursor) if f.cursor else None
+    rows = await (_search(workspace_id, f, cursor) if f.q else _recent(workspace_id, f, cursor))
+    more = len(rows) > f.limit
+    rows = rows[: f.limit]
+    items = [_row(r) for r in rows]
+    next_cursor = None
+    if more and rows:
+        last = rows[-1]
+        next_cursor = listing.encode_cursor(
+            Cursor(last["rank"] if f.q else None, last["created_at"], last["id"])
+        )
+    empty = not items and not await db.fetchval(
+        "SELECT EXISTS (SELECT 1 FROM articles WHERE workspace_id = $1 AND deleted_at IS NULL)",
+        workspace_id,
+    )
+    return LibraryPage(items=items, next_cursor=next_cursor, library_is_empty=empty)
+
+
+async def _recent(workspace_id: int, f: LibraryFilter, cursor: Cursor | None) -> list[Record]:
+    where = _filters(workspace_id, f)
+    if cursor is not None:
+        at, after = where.param(cursor.created_at), where.param(cursor.id)
+        where.add(f"(a.created_at, a.id) < ({at}, {after})")
+    limit = where.param(f.limit + 1)
+    return await db.fetch(
+        f"""
+        SELECT {_ROW_COLUMNS}, NULL::real AS rank, left(a.text, 600) AS opening, NULL AS headline
+        FROM articles a {_ROW_JOINS}
+        WHERE {where.sql}
+        ORDER BY a.created_at DESC, a.id DESC
+        LIMIT {limit}
+        """,
+        *where.args,
+    )
+
+
+async def _search(workspace_id: int, f: LibraryFilter, cursor: Cursor | None) -> list[Record]:
+    where = _filters(workspace_id, f)
+    query = where.param(f.q)
+    where.add("a.search @@ query")
+    page_where = "TRUE"
+    if cursor is not None and cursor.rank is not None:
+        rank, at, after = (
+            where.param(cursor.rank),
+            where.param(cursor.created_at),
+            where.param(cursor.id),
+        )
+        page_where = f"(rank, created_at, id) < ({rank}::real, {at}, {after})"
+    limit = where.param(f.limit + 1)
+    markers = where.param(listing.HIT_START + listing.HIT_END)
+    options = where.param(listing.HEADLINE_OPTIONS)
+    # ts_headline is costly, so it runs only on the page's rows; it reads the
+    # plain text (never HTML), cleared of the two marker characters first.
+    return await db.fetch(
+        f"""
+        WITH hits AS (
+          SELECT {_ROW_COLUMNS}, {_RANK} AS rank, a.text
+          FROM articles a CROSS JOIN websearch_to_tsquery('simple', {query}) AS query
+          {_ROW_JOINS}
+          WHERE {where.sql}
+        ), page AS (
+          SELECT * FROM hits WHERE {page_where}
+          ORDER BY rank DESC, created_at DESC, id DESC
+          LIMIT {limit}
+        )
+        SELECT page.*, NULL AS opening,
+          ts_headline('simple', translate(left(page.text, 200000), {markers}, ''),
+                      websearch_to_tsquery('simple', {query}), {options}) AS headline
+        FROM page
+        ORDER BY rank DESC, created_at DESC, id DESC
+        """,
+        *where.args,
+    )
+
+
+def _row(r: Record) -> ArticleRow:
+    snippet = (
+        listing.snippet_document(r["headline"])
+        if r["headline"] is not None
+        else listing.opening_document(r["opening"] or "")
+    )
+    return ArticleRow(
+        id=r["id"],
+        url=r["url"],
+        title=r["title"],
+        site_name=r["site_name"],
+        byline=r["byline"],
+        source=Source(r["source"]),
+        topic_id=r["topic_id"],
+        topic_name=r["topic_name"],
+        published_at=r["published_at"],
+        created_at=r["created_at"],
+        deleted_at=r["deleted_at"],
+        word_count=r["word_count"],
+        warnings=tuple(r["warnings"] or ()),
+        analysis_status=r["analysis_status"],
+        snippet=snippet,
+    )
+
+
+async def article(workspace_id: int, article_id: int) -> ArticleView | None:
+    """One article, in the library or in the trash; None if the workspace has no such one."""
+    r = await db.fetchrow(
+        """
+        SELECT a.id, a.url, a.source, a.title, a.byline, a.site_name, a.language,
+          a.published_at, a.created_at, a.deleted_at, a.topic_id, coalesce(t.name, '') AS topic_name,
+          a.content, a.text, a.word_count, a.lead_image, a.metadata, a.warnings,
+          m.id AS arxiv_row, m.arxiv_id, m.authors, m.pdf_available, m.pdf_url, m.sections
+        FROM articles a
+        LEFT JOIN topics t ON t.id = a.topic_id AND t.workspace_id = a.workspace_id
+        LEFT JOIN arxiv_metadata m ON m.article_id = a.id AND m.workspace_id = a.workspace_id
+        WHERE a.workspace_id = $1 AND a.id = $2
+        """,
+        workspace_id,
+        article_id,
+    )
+    if r is None:
+        return None
+    return ArticleView(
+        id=r["id"],
+        url=r["url"],
+        source=Source(r["source"]),
+        title=r["title"],
+        byline=r["byline"],
+        site_name=r["site_name"],
+        language=r["language"],
+        published_at=r["published_at"],
+        created_at=r["created_at"],
+        deleted_at=r["deleted_at"],
+        topic_id=r["topic_id"],
+        topic_name=r["topic_name"],
+        content=_document(r["content"], r["text"], r["id"]),
+        text=r["text"],
+        word_count=r["word_count"],
+        reading_minutes=max(1, -(-r["word_count"] // WORDS_PER_MINUTE)),
+        lead_image=r["lead_image"],
+        metadata=_json(r["metadata"]) or {},
+        warnings=tuple(r["warnings"] or ()),
+        arxiv=_arxiv(r) if r["arxiv_row"] is not None else None,
+    )
+
+
+def _json(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def _document(stored: Any, text: str, article_id: int) -> Document:
+    try:
+        return (
+            from_json(stored) if isinstance(stored, str | bytes) else from_json(json.dumps(stored))
+        )
+    except InvalidContent as error:
+        # A tree this build cannot read still has its plain text to show.
+        log.warning("article %s: stored content unreadable (%s)", article_id, error)
+        return from_text(text, autolink=False)
+
+
+def _sections(value: Any) -> tuple[Section, ...]:
+    out = []
+    for item in _json(value) or ():
+        if isinstance(item, dict):
+            out.append(Section(str(item.get("heading", "")), str(item.get("text", ""))))
+    return tuple(out)
+
+
+def _arxiv(r: Record) -> ArxivView:
+    return ArxivView(
+        arxiv_id=r["arxiv_id"],
+        authors=tuple(str(a) for a in _json(r["authors"]) or ()),
+        pdf_available=r["pdf_available"],
+        pdf_url=http_url(r["pdf_url"]) or "" if r["pdf_url"] else "",
+        sections=tuple(
+            SectionView(s.heading, from_text(s.text, autolink=False))
+            for s in _sections(r["sections"])
+        ),
+    )
+
+
+async def analysis_input(workspace_id: int, article_id: int) -> AnalysisInput | None:
+    """What the analyser reads: the article with its stored arXiv sections merged in."""
+    r = await db.fetchrow(
+        """
+        SELECT a.title, a.text, a.language, m.sections
+        FROM articles a
+        LEFT JOIN arxiv_metadata m ON m.article_id = a.id AND m.workspace_id = a.workspace_id
+        WHERE a.workspace_id = $1 AND a.id = $2
+        """,
+        workspace_id,
+        article_id,
+    )
+    if r is None:
+        return None
+    return AnalysisInput(
+        workspace_id=workspace_id,
+        article_id=article_id,
+        title=r["title"],
+        text=r["text"],
+        language=r["language"],
+        sections=_sections(r["sections"]),
+    )

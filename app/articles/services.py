@@ -1,0 +1,273 @@
+"""The library's use cases: the one processing path (seed 004), trash and restore.
+
+`process_scraped_article` is where every article ends, whatever brought it
+(topic scrapers, the bulk import, the API). In one transaction:
+
+1. INSERT ... ON CONFLICT (workspace_id, url_hash) DO NOTHING RETURNING id -
+   the unique constraint decides between concurrent submitters, in any
+   number of processes; the loser waits for the winner's commit and then
+   reads the row it made (FR-001, SC-001, US2-S2);
+2. new: the analysis row is created pending (FR-002); arXiv metadata is
+   written in a savepoint whose failure is logged and leaves the article
+   (FR-005, non-fatal);
+3. existing: a completed analysis makes it a `duplicate` with no signal
+   (US2-S1, SC-002); otherwise the analysis is reset to pending - a
+   `duplicate_awaiting_analysis` (US3-S1, SC-003);
+4. the ArticleProcessed signal - an analysis wake-up (arq, job id per
+   article), an `article_processed` event row and live notices - is
+   registered in the transaction and sent only after it commits, so a
+   failed save never signals (FR-004, FR-006, US1-S3).
+
+The analyser reads the article from PostgreSQL, stored arXiv sections
+included, so a re-queued arXiv article carries its sections again (FR-007,
+SC-005; app.articles.queries.analysis_input).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import asyncpg
+
+from app.analysis import services as analysis
+from app.articles.processing import PreparedArticle, PreparedArxiv, Rejected, prepare
+from app.articles.types import (
+    LIBRARY_TOPIC,
+    ArticleNotFound,
+    Outcome,
+    OutcomeKind,
+    ScrapedArticle,
+    article_topic,
+)
+from app.core import db
+from app.core.i18n import _
+from app.events.services import record
+from app.live.notices import publish_after_commit
+
+log = logging.getLogger(__name__)
+
+EVENT_PROCESSED = "article_processed"
+EVENT_DELETED = "article_deleted"
+EVENT_RESTORED = "article_restored"
+
+# How long a save waits for a lock before it gives up and reports the store
+# unavailable: a stuck migration or a long maintenance lock must not pile up
+# every import worker behind it. Module-level so tests can shorten it.
+LOCK_TIMEOUT = "5s"
+
+# Errors that mean the store could not take the write now; the submitter may
+# simply try again later (SC-004).
+UNAVAILABLE: tuple[type[BaseException], ...] = (
+    asyncpg.InterfaceError,  # the pool or connection is closed
+    asyncpg.PostgresConnectionError,
+    asyncpg.exceptions.OperatorInterventionError,  # shutdown, query cancelled
+    asyncpg.exceptions.InsufficientResourcesError,  # too many connections, disk full
+    asyncpg.exceptions.LockNotAvailableError,  # LOCK_TIMEOUT passed
+    asyncpg.exceptions.TransactionRollbackError,  # deadlock, serialization
+    asyncpg.exceptions.ReadOnlySQLTransactionError,  # a replica / read-only mode
+    OSError,
+    TimeoutError,
+)
+
+
+def store_unavailable_reason() -> str:
+    return _("The article could not be saved: the persistent store is temporarily unavailable.")
+
+
+async def process_scraped_article(workspace_id: int, event: ScrapedArticle) -> Outcome:
+    """Store `event` once per normalised URL and signal analysis when it is needed."""
+    try:
+        article = prepare(event)
+    except Rejected as rejected:
+        return Outcome(OutcomeKind.FAILED, reason=str(rejected))
+    try:
+        return await _store(workspace_id, article)
+    except UNAVAILABLE as error:
+        log.error(
+            "article save failed, store unavailable (workspace %s, %s): %s: %s",
+            workspace_id,
+            article.url,
+            type(error).__name__,
+            error,
+        )
+        return Outcome(OutcomeKind.FAILED, reason=store_unavailable_reason())
+    except asyncpg.PostgresError as error:
+        log.exception("article save failed (workspace %s, %s)", workspace_id, article.url)
+        return Outcome(
+            OutcomeKind.FAILED,
+            reason=_("The article could not be saved: the database refused it (%(code)s).")
+            % {"code": error.sqlstate or type(error).__name__},
+        )
+
+
+async def _store(workspace_id: int, article: PreparedArticle) -> Outcome:
+    # A row that conflicts but cannot be read was removed in between (its
+    # workspace was deleted); one more round settles it either way.
+    for _round in range(2):
+        async with db.workspace_tx(workspace_id) as tx:
+            await tx.execute("SELECT set_config('lock_timeout', $1, true)", LOCK_TIMEOUT)
+            article_id = await _insert(tx, article)
+            if article_id is not None:
+                await analysis.queue(tx, article_id)
+                if article.arxiv is not None:
+                    await _save_arxiv(tx, article_id, article.arxiv, replace=True)
+                await _signal(tx, article_id, article, OutcomeKind.NEW)
+                return Outcome(OutcomeKind.NEW, article_id)
+            existing = await tx.fetchrow(
+                "SELECT id, deleted_at FROM articles WHERE workspace_id = $1 AND url_hash = $2",
+                workspace_id,
+                article.url_hash,
+            )
+            if existing is not None:
+                return await _resubmitted(tx, existing["id"], existing["deleted_at"], article)
+    return Outcome(OutcomeKind.FAILED, reason=store_unavailable_reason())
+
+
+async def _resubmitted(
+    tx: db.Tx, article_id: int, deleted_at: object, article: PreparedArticle
+) -> Outcome:
+    # A scraper never brings back what a person put in the trash; restoring does.
+    if deleted_at is not None or not await analysis.queue(tx, article_id):
+        return Outcome(OutcomeKind.DUPLICATE, article_id)
+    if article.arxiv is not None:  # fills in metadata an earlier save could not write
+        await _save_arxiv(tx, article_id, article.arxiv, replace=False)
+    await _signal(tx, article_id, article, OutcomeKind.DUPLICATE_AWAITING_ANALYSIS)
+    return Outcome(OutcomeKind.DUPLICATE_AWAITING_ANALYSIS, article_id)
+
+
+async def _insert(tx: db.Tx, a: PreparedArticle) -> int | None:
+    return await tx.fetchval(
+        """
+        INSERT INTO articles (workspace_id, url, url_hash, source, title, byline, site_name,
+          language, published_at, topic_id, content, text, word_count, lead_image, metadata,
+          warnings)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9,
+          (SELECT id FROM topics WHERE id = $10 AND workspace_id = $1),
+          $11::jsonb, $12, $13, $14, $15::jsonb, $16)
+        ON CONFLICT (workspace_id, url_hash) DO NOTHING
+        RETURNING id
+        """,
+        tx.workspace_id,
+        a.url,
+        a.url_hash,
+        a.source,
+        a.title,
+        a.byline,
+        a.site_name,
+        a.language,
+        a.published_at,
+        a.topic_id,
+        a.content_json,
+        a.text,
+        a.word_count,
+        a.lead_image,
+        a.metadata_json,
+        a.warnings,
+    )
+
+
+async def _save_arxiv(tx: db.Tx, article_id: int, arxiv: PreparedArxiv, *, replace: bool) -> bool:
+    """Write the arXiv metadata in a savepoint; a failure is logged, the article stays."""
+    conflict = (
+        """DO UPDATE SET arxiv_id = EXCLUDED.arxiv_id, authors = EXCLUDED.authors,
+           pdf_available = EXCLUDED.pdf_available, pdf_url = EXCLUDED.pdf_url,
+           sections = EXCLUDED.sections, updated_at = now()"""
+        if replace
+        else "DO NOTHING"
+    )
+    try:
+        async with tx.connection.transaction():  # nested: a SAVEPOINT
+            await tx.execute(
+                f"""
+                INSERT INTO arxiv_metadata (workspace_id, article_id, arxiv_id, authors,
+                  pdf_available, pdf_url, sections)
+                VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7::jsonb)
+                ON CONFLICT (workspace_id, article_id) {conflict}
+                """,
+                tx.workspace_id,
+                article_id,
+                arxiv.arxiv_id,
+                arxiv.authors_json,
+                arxiv.pdf_available,
+                arxiv.pdf_url,
+                arxiv.sections_json,
+            )
+    except asyncpg.PostgresError as error:
+        # Seed 004: missing metadata is tolerable, a lost article is not.
+        log.warning(
+            "arXiv metadata of article %s not saved (%s: %s); the article is kept",
+            article_id,
+            type(error).__name__,
+            error,
+        )
+        return False
+    return True
+
+
+async def _signal(tx: db.Tx, article_id: int, article: PreparedArticle, kind: OutcomeKind) -> None:
+    """ArticleProcessed: the analysis wake-up is already registered by `analysis.queue`;
+    this adds the event row and the live notices. All of it fires only after commit."""
+    await record(
+        tx,
+        EVENT_PROCESSED,
+        subject=article.subject,
+        article_id=article_id,
+        outcome=kind.value,
+        url=article.url,
+        source=article.source,
+        topic_id=article.topic_id,
+        arxiv_sections=article.arxiv.section_count if article.arxiv else 0,
+    )
+    publish_after_commit(tx, LIBRARY_TOPIC)
+    if kind != OutcomeKind.NEW:  # no reader page can be open on an article just made
+        publish_after_commit(tx, article_topic(article_id))
+
+
+# Trash ------------------------------------------------------------------------------
+
+
+async def delete_article(workspace_id: int, article_id: int, *, actor_user_id: int | None) -> bool:
+    """Move an article to the trash; False if it was there already. ArticleNotFound if none."""
+    return await _set_deleted(workspace_id, article_id, True, actor_user_id)
+
+
+async def restore_article(workspace_id: int, article_id: int, *, actor_user_id: int | None) -> bool:
+    """Bring an article back from the trash (and its analysis, if unfinished, back to a worker)."""
+    return await _set_deleted(workspace_id, article_id, False, actor_user_id)
+
+
+async def _set_deleted(
+    workspace_id: int, article_id: int, deleted: bool, actor_user_id: int | None
+) -> bool:
+    async with db.workspace_tx(workspace_id) as tx:
+        row = await tx.fetchrow(
+            """
+            UPDATE articles SET deleted_at = CASE WHEN $3 THEN now() END, updated_at = now()
+            WHERE workspace_id = $1 AND id = $2 AND (deleted_at IS NULL) = $3
+            RETURNING title, url
+            """,
+            workspace_id,
+            article_id,
+            deleted,
+        )
+        if row is None:
+            exists = await tx.fetchval(
+                "SELECT 1 FROM articles WHERE workspace_id = $1 AND id = $2",
+                workspace_id,
+                article_id,
+            )
+            if exists is None:
+                raise ArticleNotFound(article_id)
+            return False
+        if not deleted:
+            await analysis.queue(tx, article_id)
+        await record(
+            tx,
+            EVENT_DELETED if deleted else EVENT_RESTORED,
+            actor_user_id=actor_user_id,
+            subject=row["title"] or row["url"],
+            article_id=article_id,
+        )
+        publish_after_commit(tx, LIBRARY_TOPIC)
+        publish_after_commit(tx, article_topic(article_id))
+    return True

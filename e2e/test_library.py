@@ -1,0 +1,80 @@
+"""The library in a real browser: the reader's analysis panel fills in live, phones fit."""
+
+from playwright.async_api import Page, expect
+
+from app.analysis.services import reconcile
+from app.articles.services import process_scraped_article
+from app.core import db
+from e2e.conftest import sign_in_page
+from tests.articles.helpers import ENGLISH, article_event
+from tests.factories import PASSWORD
+
+
+async def _hold_analysis(article_id: int) -> None:
+    """Make the analysis pending but not yet due, whatever the real worker did meanwhile."""
+    await db.fetchval(
+        """UPDATE analyses SET status = 'pending', summary = '', keywords = '[]',
+             completed_at = NULL, lease_until = NULL, next_attempt_at = now() + interval '1 hour'
+           WHERE article_id = $1 RETURNING id""",
+        article_id,
+    )
+
+
+async def test_the_reader_panel_fills_in_when_the_worker_analyses(page: Page, people):
+    person = await people.member("editor")
+    outcome = await process_scraped_article(
+        person.workspace_id,
+        article_event(
+            "https://news.example/transport-budget", text=ENGLISH, title="Transport budget"
+        ),
+    )
+    await _hold_analysis(outcome.article_id)
+    await sign_in_page(page, person.email, PASSWORD)
+    await page.goto(f"/articles/{outcome.article_id}")
+    panel = page.locator("#analysis-panel")
+    await expect(panel).to_contain_text("Waiting for analysis")
+    await expect(page.locator(".reader-body")).to_contain_text("night buses")
+    marker = await page.evaluate("() => (window.__marker = Math.random())")
+
+    # The analysis falls due; the reconciler wakes the real arq worker process.
+    await db.fetchval(
+        "UPDATE analyses SET next_attempt_at = now() WHERE article_id = $1 RETURNING id",
+        outcome.article_id,
+    )
+    assert await reconcile() >= 1
+
+    await expect(panel).to_contain_text("local-v1", timeout=15_000)
+    await expect(panel.locator(".keywords li").first).to_be_visible()
+    await expect(panel).not_to_contain_text("Waiting for analysis")
+    assert await page.evaluate("() => window.__marker") == marker  # no reload
+
+
+async def test_a_new_article_appears_in_the_library_without_reload(page: Page, people):
+    person = await people.member("editor")
+    await sign_in_page(page, person.email, PASSWORD)
+    await page.goto("/articles")
+    await expect(page.locator("#library-list")).to_contain_text("The library is empty.")
+
+    await process_scraped_article(person.workspace_id, article_event(title="Night buses arrive"))
+
+    await expect(page.locator("#library-list")).to_contain_text(
+        "Night buses arrive", timeout=10_000
+    )
+
+
+async def test_the_library_and_the_reader_fit_a_phone(phone: Page, people):
+    person = await people.member("editor")
+    outcome = await process_scraped_article(
+        person.workspace_id,
+        article_event(
+            title="A rather long headline about the council's transport budget and trams",
+            site_name="A news site with a long name",
+            byline="Kim Reporter and Sam Writer",
+        ),
+    )
+    await sign_in_page(phone, person.email, PASSWORD)
+    for path in ("/articles", f"/articles/{outcome.article_id}", "/articles?q=tram"):
+        await phone.goto(path)
+        await expect(phone.locator("main h1").first).to_be_visible()
+        width = await phone.evaluate("() => document.documentElement.scrollWidth")
+        assert width <= 360, path

@@ -1,0 +1,221 @@
+"""The local analyser on realistic text: language, reading time, TF-IDF keywords, summary."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.analysis import language, local, text
+from app.analysis.services import Run, run_analysis
+from app.analysis.types import AnalysisInput, DocumentFrequencies, Section
+from app.articles.services import process_scraped_article
+from app.core import db
+from tests.articles.helpers import article_event
+
+ENGLISH = """Heat pumps outsold gas boilers across Europe for the first time last year, according \
+to figures published by the European Heat Pump Association on Monday.
+
+Sales rose by 38 percent in Germany and by more than half in Poland, where subsidies for \
+replacing coal stoves were doubled. The association said heat pumps now heat one in six homes \
+in the countries it surveyed.
+
+Installers have struggled to keep up. Many of them report waiting lists of several months, and \
+the shortage of trained technicians is now the main obstacle to faster growth, the report found.
+
+Manufacturers are expanding their factories. Two of the largest heat pump makers announced new \
+plants in Poland and the Czech Republic, which together will employ about four thousand people.
+
+Critics point out that electricity prices remain high compared with gas. Without lower taxes on \
+electricity, they argue, heat pumps will stay a choice for households that can afford the \
+upfront cost."""
+
+GERMAN = """Der Bundestag hat am Donnerstag das neue Gesetz zur Wärmeplanung beschlossen. Die \
+Kommunen müssen damit bis zum Jahr 2028 einen Plan vorlegen, wie ihre Gebäude künftig beheizt \
+werden sollen.
+
+Große Städte mit mehr als hunderttausend Einwohnern haben dafür nur bis 2026 Zeit. Die \
+Wärmeplanung soll zeigen, wo Fernwärme ausgebaut wird und wo Hausbesitzer auf eine Wärmepumpe \
+setzen sollten.
+
+Der Städtetag begrüßte das Gesetz, forderte aber mehr Geld für die Kommunen. Viele Verwaltungen \
+hätten nicht genug Personal, um die Wärmeplanung in der vorgegebenen Zeit zu erstellen.
+
+Die Opposition kritisierte, das Gesetz sei zu kompliziert. Eigentümer wüssten noch immer nicht, \
+welche Heizung sie in den nächsten Jahren einbauen dürften."""
+
+FRENCH = (
+    "Le gouvernement a présenté mercredi un plan pour les transports publics dans les régions. "
+    "Il prévoit des trains plus fréquents et une baisse du prix des abonnements pour les jeunes. "
+    "Les élus locaux ont salué une mesure attendue depuis longtemps, mais ils demandent des "
+    "garanties sur le financement."
+)
+SPANISH = (
+    "El Gobierno aprobó el martes una reforma de las pensiones que eleva las cotizaciones de los "
+    "salarios más altos. Los sindicatos han celebrado el acuerdo, pero la patronal ha criticado "
+    "que se trata de un aumento de los costes laborales para las empresas."
+)
+ITALIAN = (
+    "Il consiglio comunale ha approvato ieri il nuovo piano per la mobilità della città. Il "
+    "piano prevede più piste ciclabili e una zona a traffico limitato nel centro storico, che "
+    "sarà attiva anche nei fine settimana."
+)
+DUTCH = (
+    "Het kabinet heeft dinsdag een nieuw plan gepresenteerd voor de bouw van woningen. Er moeten "
+    "de komende jaren meer betaalbare huizen komen, maar gemeenten zeggen dat er niet genoeg geld "
+    "is om de plannen uit te voeren."
+)
+PORTUGUESE = (
+    "O governo anunciou nesta segunda-feira um novo programa de apoio às pequenas empresas. A "
+    "medida prevê crédito com juros mais baixos e foi bem recebida pelas associações do setor, "
+    "que pediam ajuda há muito tempo."
+)
+
+
+@pytest.mark.parametrize(
+    ("sample", "code"),
+    [
+        (ENGLISH, "en"),
+        (GERMAN, "de"),
+        (FRENCH, "fr"),
+        (SPANISH, "es"),
+        (ITALIAN, "it"),
+        (DUTCH, "nl"),
+        (PORTUGUESE, "pt"),
+    ],
+)
+def test_the_language_is_detected_from_function_words(sample: str, code: str) -> None:
+    assert language.detect(text.words(sample)) == code
+
+
+def test_too_little_text_says_nothing_and_the_declared_language_is_used() -> None:
+    assert language.detect(text.words("Bundestag beschließt")) == ""
+    article = AnalysisInput(1, 1, title="", text="Wärmeplanung 2028", language="de-AT")
+    assert local.detect_language(article) == "de"
+
+
+def test_detected_language_wins_over_a_wrong_declaration() -> None:
+    article = AnalysisInput(1, 1, title="", text=GERMAN, language="en")
+    assert local.detect_language(article) == "de"
+
+
+@pytest.mark.parametrize(
+    ("words", "minutes"), [(0, 1), (1, 1), (230, 1), (231, 2), (460, 2), (2300, 10)]
+)
+def test_reading_time_is_words_at_230_a_minute_at_least_one(words: int, minutes: int) -> None:
+    assert text.reading_minutes(" ".join(["word"] * words)) == minutes
+
+
+def test_sentences_keep_abbreviations_and_paragraphs_together() -> None:
+    found = text.sentences(
+        "Dr. Smith met Prof. Jones in the U.S. on Monday. They talked.\n\nA new paragraph! "
+        "Der Plan, z. B. für Berlin, gilt ab 2026. Ende."
+    )
+    assert found == [
+        "Dr. Smith met Prof. Jones in the U.S. on Monday.",
+        "They talked.",
+        "A new paragraph!",
+        "Der Plan, z. B. für Berlin, gilt ab 2026.",
+        "Ende.",
+    ]
+
+
+def _analyse(body: str, title: str, frequencies: DocumentFrequencies):
+    article = AnalysisInput(1, 1, title=title, text=body)
+    terms = local.count_terms(article)
+    return local.analyse(article, terms, frequencies)
+
+
+def test_english_article_gets_keywords_a_three_sentence_summary_and_reading_time() -> None:
+    result = _analyse(ENGLISH, "Heat pumps outsell gas boilers", DocumentFrequencies(total=1))
+
+    assert result.language == "en"
+    assert result.reading_minutes == 1
+    assert result.analyser == "local-v1"
+    assert result.keywords[:4] == ("heat", "pumps", "gas", "boilers")
+    assert not {"now", "the", "said", "one"} & {k.lower() for k in result.keywords}
+    sentences = text.sentences(result.summary)
+    assert len(sentences) == 3
+    # Extractive, in the article's own order.
+    positions = [ENGLISH.replace("\n", " ").index(s[:40]) for s in sentences]
+    assert positions == sorted(positions)
+
+
+def test_german_article_keeps_the_written_form_of_its_keywords() -> None:
+    result = _analyse(GERMAN, "Bundestag beschließt Wärmeplanung", DocumentFrequencies(total=1))
+
+    assert result.language == "de"
+    assert result.keywords[0] == "Wärmeplanung"
+    assert "Gesetz" in result.keywords
+    assert "Kommunen" in result.keywords
+    assert len(text.sentences(result.summary)) == 3
+    assert all(s in GERMAN.replace("\n", " ") for s in text.sentences(result.summary))
+
+
+def test_keywords_are_weighted_against_the_workspace() -> None:
+    article = AnalysisInput(1, 1, title="", text=ENGLISH)
+    terms = local.count_terms(article)
+    everywhere = DocumentFrequencies(total=100, counts={"heat": 100, "pumps": 100})
+    rare = DocumentFrequencies(total=100, counts={"heat": 1, "pumps": 1})
+
+    assert local.keywords(terms, local.weights(terms, rare))[:2] == ("heat", "pumps")
+    common = local.keywords(terms, local.weights(terms, everywhere))
+    assert common.index("heat") > common.index("Poland")
+
+
+def test_the_same_input_gives_the_same_result() -> None:
+    frequencies = DocumentFrequencies(total=3, counts={"heat": 2})
+    assert _analyse(ENGLISH, "t", frequencies) == _analyse(ENGLISH, "t", frequencies)
+
+
+def test_sections_the_body_already_contains_are_not_counted_twice() -> None:
+    article = AnalysisInput(
+        1,
+        1,
+        title="",
+        text="Abstract text here.\n\nMethod: we do things.",
+        sections=(Section("Method", "Method: we do things."), Section("Results", "It works.")),
+    )
+    assert (
+        article.full_text == "Abstract text here.\n\nMethod: we do things.\n\nResults\n\nIt works."
+    )
+
+
+async def test_document_frequencies_come_from_the_workspace_articles(services, people, settings):
+    workspace, _owner = await people.workspace()
+    other, _ = await people.workspace("Other")
+    for i in range(4):
+        body = ENGLISH if i == 0 else f"Story {i} about heat in summer and the council budget."
+        await process_scraped_article(workspace, article_event(text=body))
+    await process_scraped_article(other, article_event(text="heat heat pumps pumps"))
+
+    from app.analysis.queries import document_frequencies
+
+    frequencies = await document_frequencies(workspace, ["heat", "pumps", "absent"])
+
+    assert frequencies.total == 4
+    assert frequencies.counts == {"heat": 4, "pumps": 1, "absent": 0}
+
+
+async def test_a_stored_article_is_analysed_end_to_end(services, people, settings):
+    workspace, _owner = await people.workspace()
+    for i in range(3):
+        await process_scraped_article(
+            workspace, article_event(text=f"Heat waves hit the city again. Report {i}.")
+        )
+    outcome = await process_scraped_article(
+        workspace, article_event(text=ENGLISH, title="Heat pumps outsell gas boilers")
+    )
+
+    assert await run_analysis(workspace, outcome.article_id, settings) == Run.COMPLETED
+
+    row = await db.fetchrow("SELECT * FROM analyses WHERE article_id = $1", outcome.article_id)
+    assert row["status"] == "completed"
+    assert row["analyser"] == "local-v1"
+    assert row["language"] == "en"
+    assert row["reading_minutes"] == 1
+    assert row["completed_at"] is not None
+    assert row["lease_until"] is None
+    # "heat" is in every article of the workspace, "pumps" only in this one.
+    import json
+
+    keywords = [k.lower() for k in json.loads(row["keywords"])]
+    assert keywords.index("pumps") < keywords.index("heat")
