@@ -47,6 +47,9 @@ def free_port() -> int:
 
 
 PORT = free_port()
+# The fake web (tests/fakes) a test may start on this port; the server
+# processes may reach it, and nothing else on loopback (EGRESS_ALLOW).
+FAKE_SITE_PORT = free_port()
 
 
 @pytest.fixture(scope="session")
@@ -59,6 +62,7 @@ def settings() -> Settings:
         redis_prefix=f"nde2e{WORKER}",
         base_url=f"http://127.0.0.1:{PORT}",
         port=PORT,
+        egress_allow=[f"127.0.0.1:{FAKE_SITE_PORT}"],
     )
     config.activate(settings)
     return settings
@@ -71,6 +75,7 @@ def _env(settings: Settings, **extra: str) -> dict[str, str]:
         "SECRET_KEY": settings.secret_key.get_secret_value(),
         "BASE_URL": settings.base_url,
         "PORT": str(settings.port),
+        "EGRESS_ALLOW": ",".join(settings.egress_allow),
         "REDIS_PREFIX": settings.redis_prefix,
         "PASSWORD_HASHING": settings.password_hashing,
         "LOGIN_ATTEMPTS_PER_15MIN": "50",

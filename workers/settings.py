@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from arq import cron
+from arq import cron, func
 
 from app.core import config, db, redis
 from app.core.config import Settings
@@ -40,8 +40,22 @@ async def shutdown(ctx: dict[str, Any]) -> None:
 
 
 class WorkerSettings:
-    functions = [tasks.housekeeping]
-    cron_jobs = [cron(tasks.housekeeping, hour={3}, minute={17}, run_at_startup=False)]
+    functions = [
+        tasks.housekeeping,
+        # No kept result: the job id ("analyse:<ws>:<article>") is free again the
+        # moment a run ends, so the next signal for the article is not coalesced away.
+        func(tasks.analyse_article, keep_result=0),
+        tasks.reconcile_analyses,
+        # The lease (15 min) outlives the job's timeout, so a stopped job's
+        # source is never run twice at once; no kept result, as for analyses.
+        func(tasks.scrape_topic_source, keep_result=0, timeout=14 * 60),
+        tasks.wake_topic_sources,
+    ]
+    cron_jobs = [
+        cron(tasks.housekeeping, hour={3}, minute={17}, run_at_startup=False),
+        cron(tasks.reconcile_analyses, second={41}, run_at_startup=True),
+        cron(tasks.wake_topic_sources, second={11}, run_at_startup=True),
+    ]
     on_startup = startup
     on_shutdown = shutdown
     keep_result = 60

@@ -5,8 +5,33 @@ from __future__ import annotations
 from typing import Any
 
 from app.accounts.housekeeping import forget_expired
+from app.analysis import services as analysis
+from app.core import config
+from app.topics import scraping
+from app.topics import services as topics
 
 
 async def housekeeping(ctx: dict[str, Any]) -> dict[str, int]:
     sessions, invitations = await forget_expired()
     return {"sessions": sessions, "invitations": invitations}
+
+
+async def analyse_article(ctx: dict[str, Any], workspace_id: int, article_id: int) -> str:
+    """ArticleProcessed: analyse one article if its analysis is due (claims it first)."""
+    return await analysis.run_analysis(workspace_id, article_id, config.active())
+
+
+async def reconcile_analyses(ctx: dict[str, Any]) -> int:
+    """Wake workers for every analysis PostgreSQL says is due (lost wake-ups, dead workers)."""
+    return await analysis.reconcile()
+
+
+async def scrape_topic_source(ctx: dict[str, Any], workspace_id: int, source_id: int) -> int | None:
+    """Run one topic source if it is due and free (claims it with a lease first)."""
+    return await scraping.scrape_source(workspace_id, source_id)
+
+
+async def wake_topic_sources(ctx: dict[str, Any]) -> dict[str, int]:
+    """Every minute: close runs a dead worker left open, wake a job per due source."""
+    interrupted = await topics.close_interrupted_runs()
+    return {"interrupted": interrupted, "woken": await topics.wake_due_sources()}

@@ -20,6 +20,14 @@ EVENT_VERBS: dict[str, str] = {
     "invitation_revoked": N_("revoked an invitation"),
     "api_token_created": N_("created an API token"),
     "api_token_revoked": N_("revoked an API token"),
+    "article_processed": N_("queued an article for analysis"),
+    "article_deleted": N_("moved an article to the trash"),
+    "article_restored": N_("restored an article from the trash"),
+    "topic_created": N_("created the topic"),
+    "topic_renamed": N_("renamed a topic to"),
+    "topic_deleted": N_("deleted the topic"),
+    "topic_source_added": N_("added a source to the topic"),
+    "topic_source_removed": N_("removed a source from the topic"),
 }
 
 

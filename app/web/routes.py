@@ -7,21 +7,31 @@ from typing import Any
 import jinja2
 
 from app.accounts import controllers as accounts
+from app.articles import controllers as articles
 from app.core.config import Settings
 from app.egress import close_egress, open_egress
 from app.events import controllers as events
 from app.media import controllers as media
 from app.media import signer, template_filter
 from app.safe_content import register_filters
+from app.topics import controllers as topics
+from app.topics.schedule import with_arxiv_budgets
 from app.web.shell import ShellController
 
 
 def page_handlers() -> list[Any]:
-    return [ShellController, *accounts.PAGE_HANDLERS, *events.PAGE_HANDLERS, *media.PAGE_HANDLERS]
+    return [
+        ShellController,
+        *accounts.PAGE_HANDLERS,
+        *events.PAGE_HANDLERS,
+        *media.PAGE_HANDLERS,
+        *articles.PAGE_HANDLERS,
+        *topics.PAGE_HANDLERS,
+    ]
 
 
 def api_handlers() -> list[Any]:
-    return [*accounts.API_HANDLERS, *events.API_HANDLERS]
+    return [*accounts.API_HANDLERS, *events.API_HANDLERS, *articles.API_HANDLERS]
 
 
 def configure_templates(env: jinja2.Environment, settings: Settings) -> None:
@@ -33,7 +43,8 @@ def configure_templates(env: jinja2.Environment, settings: Settings) -> None:
 
 async def start(settings: Settings) -> None:
     """Open what request handlers and jobs need beyond the database and Redis."""
-    open_egress(settings)
+    # arXiv's one-request-every-3-s limit holds unless the operator set its hosts.
+    open_egress(with_arxiv_budgets(settings))
 
 
 async def stop() -> None:
