@@ -9,6 +9,7 @@ for work that rolled back.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import contextvars
 import io
@@ -117,13 +118,13 @@ def workspace_tx(workspace_id: int) -> Any:
 
 
 async def _run_after_commit(tx: Tx) -> None:
-    for callback in tx.after:
-        try:
-            await callback()
-        except Exception:
+    # Notices and wake-ups are independent of each other: send them at once.
+    results = await asyncio.gather(*(callback() for callback in tx.after), return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException):
             # The data is committed; a lost notice is repaired by the next
             # reconnect or reconciler pass, so log and go on.
-            log.exception("after-commit callback failed")
+            log.error("after-commit callback failed", exc_info=result)
 
 
 async def fetch(sql: str, *args: Any) -> list[asyncpg.Record]:

@@ -62,7 +62,7 @@ class TopicsController(Controller):
             "error_field": None,
         }
         context.update(extra)
-        return await page(request, LIST, section="topics", status_code=status_code, **context)
+        return await page(request, LIST, section="library", status_code=status_code, **context)
 
     async def _show(
         self, request: Request, topic_id: int, *, status_code: int = 200, **extra: Any
@@ -83,7 +83,7 @@ class TopicsController(Controller):
             "error_field": None,
         }
         context.update(extra)
-        return await page(request, SHOW, section="topics", status_code=status_code, **context)
+        return await page(request, SHOW, section="library", status_code=status_code, **context)
 
     @get("/")
     async def index(self, request: Request) -> Template:
