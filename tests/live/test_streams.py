@@ -1,0 +1,112 @@
+"""Live plumbing: after-commit notices, the hub's fan-out, state-then-follow streams."""
+
+import asyncio
+
+import pytest
+
+from app.core import db
+from app.live.hub import hub
+from app.live.notices import publish, publish_after_commit
+from app.live.streams import KEEPALIVE, _events
+
+
+async def _workspace(people) -> int:
+    person = await people.member("owner")
+    return person.workspace_id
+
+
+async def _next(stream, timeout: float = 5.0) -> str:
+    return await asyncio.wait_for(anext(stream), timeout)
+
+
+async def test_a_stream_sends_the_state_first_then_follows_changes(services, people):
+    workspace_id = await _workspace(people)
+    state = {"n": 0}
+    renders: list[set[str]] = []
+
+    async def render(changed: set[str]) -> list[str]:
+        renders.append(changed)
+        return [f'<p id="count">{state["n"]}</p>']
+
+    stream = _events(workspace_id, {"counter"}, render)
+    first = await _next(stream)
+    assert 'id="count">0<' in first
+    assert renders == [{"counter"}]
+    state["n"] = 1
+    await publish(workspace_id, "counter")
+    second = await _next(stream)
+    assert 'id="count">1<' in second
+    await stream.aclose()
+
+
+async def test_notices_of_other_topics_and_workspaces_do_not_wake_a_stream(
+    services, people, monkeypatch
+):
+    workspace_id = await _workspace(people)
+    other_workspace = await _workspace(people)
+    monkeypatch.setattr("app.live.streams.KEEPALIVE_SECONDS", 0.3)
+
+    async def render(changed: set[str]) -> list[str]:
+        return ['<p id="x">state</p>']
+
+    stream = _events(workspace_id, {"counter"}, render)
+    await _next(stream)
+    await publish(workspace_id, "something-else")
+    await publish(other_workspace, "counter")
+    assert await _next(stream) == KEEPALIVE  # only the keep-alive comes after quiet
+    await stream.aclose()
+
+
+async def test_a_burst_of_notices_is_rendered_once_not_once_per_notice(services, people):
+    workspace_id = await _workspace(people)
+    renders = 0
+
+    async def render(changed: set[str]) -> list[str]:
+        nonlocal renders
+        renders += 1
+        return ['<p id="x">state</p>']
+
+    stream = _events(workspace_id, {"counter"}, render)
+    await _next(stream)
+    for _ in range(100):
+        await publish(workspace_id, "counter")
+    await asyncio.sleep(0.3)  # all 100 reach this process while the stream waits
+    await _next(stream)
+    assert renders == 2  # the first state, then one re-render for the whole burst
+    await stream.aclose()
+
+
+async def test_a_notice_goes_out_only_after_commit(services, people):
+    workspace_id = await _workspace(people)
+    async with hub.subscribe(workspace_id, {"counter"}) as subscription:
+
+        async def rolled_back() -> None:
+            async with db.workspace_tx(workspace_id) as tx:
+                publish_after_commit(tx, "counter")
+                raise RuntimeError("rolled back")
+
+        with pytest.raises(RuntimeError):
+            await rolled_back()
+        assert await subscription.next_change(0.5) == set()
+        async with db.workspace_tx(workspace_id) as tx:
+            publish_after_commit(tx, "counter")
+            assert await subscription.next_change(0.3) == set()  # not before the commit
+        assert await subscription.next_change(2.0) == {"counter"}
+
+
+async def test_a_reconnect_sees_what_changed_while_it_was_away(services, people):
+    """State, not deltas: nothing published while disconnected needs replaying."""
+    workspace_id = await _workspace(people)
+    rows: list[str] = ["first"]
+
+    async def render(changed: set[str]) -> list[str]:
+        return [f'<ol id="rows">{"".join(f"<li>{r}</li>" for r in rows)}</ol>']
+
+    stream = _events(workspace_id, {"rows"}, render)
+    await _next(stream)
+    await stream.aclose()  # the browser goes away
+    rows.append("while away")
+    await publish(workspace_id, "rows")  # nobody listens
+    again = _events(workspace_id, {"rows"}, render)
+    assert "<li>while away</li>" in await _next(again)
+    await again.aclose()
