@@ -131,3 +131,25 @@ async def test_every_navigation_entry_leads_to_a_page(client, people, path):
     response = await client.get(path)
     assert response.status_code == 200, path
     assert 'aria-current="page"' in response.text
+
+
+async def test_an_unexpected_error_is_a_500_page_that_tells_nothing_internal(settings, services):
+    import httpx
+    from litestar import get
+
+    from app.web.factory import create_app
+
+    @get("/__boom", include_in_schema=False)
+    async def boom() -> None:
+        raise RuntimeError("secret internals: password=hunter2")
+
+    app = create_app(settings, manage_connections=False)
+    app.register(boom)
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver.local") as c:
+        response = await c.get("/__boom")
+    assert response.status_code == 500
+    assert "Something went wrong" in response.text
+    assert "hunter2" not in response.text
+    assert "RuntimeError" not in response.text
+    assert response.headers["content-security-policy"].startswith("default-src 'self'")
