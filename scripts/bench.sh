@@ -4,11 +4,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"; cd "$ROOT"
 scripts/setup.sh
 started="$(scripts/services.sh start test)"
-cleanup() {
-  case "$started" in *redis*) scripts/services.sh stop-redis test ;; esac
-  case "$started" in *postgresql*) scripts/services.sh stop-pg test ;; esac
-}
-trap cleanup EXIT
+trap 'scripts/services.sh stop-these test "$started"' EXIT
 export DATABASE_URL="postgresql://postgres@127.0.0.1:${ND_PG_PORT:-54339}/newsdesk_bench"
 export REDIS_URL="redis://127.0.0.1:${ND_REDIS_PORT:-63809}/15"
 for bench in bench/*.py; do

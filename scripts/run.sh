@@ -14,8 +14,7 @@ cleanup() {
   trap - INT TERM EXIT
   for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  case "$started" in *redis*) scripts/services.sh stop-redis run ;; esac
-  case "$started" in *postgresql*) scripts/services.sh stop-pg run ;; esac
+  scripts/services.sh stop-these run "$started"
   echo "newsdesk: stopped"
 }
 trap cleanup INT TERM EXIT

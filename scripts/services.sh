@@ -3,8 +3,8 @@
 #   scripts/services.sh start|stop|status|env  run|test
 # "run" keeps durable data in .data/run on ports 54329/63799; "test" is a
 # throw-away cluster (fsync off) in .data/test on ports 54339/63809.
-# `start` prints "started" for each service it started itself, so callers
-# can stop exactly what they started and nothing else.
+# `start` prints "<service> started" for each service it started itself;
+# `stop-these PROFILE "<that output>"` stops exactly those and nothing else.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 ACTION="${1:-}"; PROFILE="${2:-run}"
@@ -80,10 +80,11 @@ redis_stop() {
 
 case "$ACTION" in
   start) pg_start; redis_start ;;
-  stop-pg) pg_stop ;;
-  stop-redis) redis_stop ;;
   stop) redis_stop; pg_stop ;;
+  stop-these)
+    case "${3:-}" in *redis*) redis_stop ;; esac
+    case "${3:-}" in *postgresql*) pg_stop ;; esac ;;
   status) "$PGBIN/pg_isready" -h 127.0.0.1 -p "$PGPORT" || true; redis-cli -p "$REDIS_PORT" ping || true ;;
   env) echo "DATABASE_URL=postgresql://postgres@127.0.0.1:$PGPORT/newsdesk"; echo "REDIS_URL=redis://127.0.0.1:$REDIS_PORT/0" ;;
-  *) echo "usage: $0 start|stop|stop-pg|stop-redis|status|env run|test" >&2; exit 2 ;;
+  *) echo "usage: $0 start|stop|stop-these|status|env run|test [started]" >&2; exit 2 ;;
 esac
