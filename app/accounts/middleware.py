@@ -39,17 +39,17 @@ async def identify(scope: Scope) -> Viewer | None:
         scheme, _, token = _header(scope, b"authorization").partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             return None
-        viewer = await queries.viewer_for_api_token(token.strip())
-        if viewer and viewer.api_token_id:
-            await services.note_api_token_use(viewer.api_token_id)
-        return viewer
+        found = await queries.viewer_for_api_token(token.strip())
+        if found and found.touch_due and found.viewer.api_token_id:
+            await services.note_api_token_use(found.viewer.api_token_id)
+        return found.viewer if found else None
     cookie = _cookie(scope, SESSION_COOKIE)
     if not cookie:
         return None
-    viewer = await queries.viewer_for_session(cookie)
-    if viewer and viewer.session_id:
-        await services.touch_session(viewer.session_id)
-    return viewer
+    found = await queries.viewer_for_session(cookie)
+    if found and found.touch_due and found.viewer.session_id:
+        await services.touch_session(found.viewer.session_id)
+    return found.viewer if found else None
 
 
 class AuthenticationMiddleware(ASGIMiddleware):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from app.accounts.credentials import token_hash
 from app.accounts.roles import Role, permissions_of
 from app.accounts.types import (
@@ -36,11 +38,19 @@ def _viewer(row, *, session_id: int | None, api_token_id: int | None = None) -> 
     )
 
 
-async def viewer_for_session(token: str) -> Viewer | None:
+class Identified(NamedTuple):
+    viewer: Viewer
+    # The session or token was last marked as used over a minute ago: the
+    # caller marks it now. Deciding here saves a write round trip per request.
+    touch_due: bool
+
+
+async def viewer_for_session(token: str) -> Identified | None:
     """The signed-in person of a live session cookie, or None."""
     row = await db.fetchrow(
         f"""
-        SELECT s.id AS session_id, {_VIEWER_COLUMNS}
+        SELECT s.id AS session_id, s.last_seen_at < now() - interval '1 minute' AS touch_due,
+          {_VIEWER_COLUMNS}
         FROM sessions s
         JOIN users u ON u.id = s.user_id AND u.is_active
         LEFT JOIN memberships m ON m.user_id = u.id AND m.workspace_id = s.workspace_id
@@ -49,14 +59,18 @@ async def viewer_for_session(token: str) -> Viewer | None:
         """,
         token_hash(token),
     )
-    return _viewer(row, session_id=row["session_id"]) if row else None
+    if row is None:
+        return None
+    return Identified(_viewer(row, session_id=row["session_id"]), row["touch_due"])
 
 
-async def viewer_for_api_token(token: str) -> Viewer | None:
+async def viewer_for_api_token(token: str) -> Identified | None:
     """The person and workspace of a live API token, or None."""
     row = await db.fetchrow(
         f"""
-        SELECT t.id AS token_id, {_VIEWER_COLUMNS}
+        SELECT t.id AS token_id,
+          coalesce(t.last_used_at < now() - interval '1 minute', true) AS touch_due,
+          {_VIEWER_COLUMNS}
         FROM api_tokens t
         JOIN users u ON u.id = t.user_id AND u.is_active
         JOIN memberships m ON m.user_id = u.id AND m.workspace_id = t.workspace_id
@@ -65,7 +79,9 @@ async def viewer_for_api_token(token: str) -> Viewer | None:
         """,
         token_hash(token),
     )
-    return _viewer(row, session_id=None, api_token_id=row["token_id"]) if row else None
+    if row is None:
+        return None
+    return Identified(_viewer(row, session_id=None, api_token_id=row["token_id"]), row["touch_due"])
 
 
 async def workspaces_of(user_id: int) -> list[WorkspaceChoice]:

@@ -112,3 +112,30 @@ async def test_a_person_without_workspace_is_sent_to_start_one(client, people):
     created = await post_form(client, "/workspaces", {"name": "My desk"})
     assert created.status_code == 303
     assert (await client.get("/wall")).status_code == 200
+
+
+async def test_token_use_is_noted_at_most_once_a_minute(client, people):
+    from app.accounts import services
+
+    person = await people.member("editor")
+    token = await services.issue_api_token(person.workspace_id, person.user_id, "bot")
+    headers = {"Authorization": f"Bearer {token}"}
+    await client.get("/api/v1/me", headers=headers)
+    first = await db.fetchval("SELECT last_used_at FROM api_tokens")
+    assert first is not None
+    await client.get("/api/v1/me", headers=headers)
+    assert await db.fetchval("SELECT last_used_at FROM api_tokens") == first
+    await db.fetch("UPDATE api_tokens SET last_used_at = now() - interval '2 minutes'")
+    await client.get("/api/v1/me", headers=headers)
+    assert await db.fetchval("SELECT last_used_at FROM api_tokens") > first
+
+
+async def test_a_session_in_use_slides_its_expiry_once_it_is_a_minute_old(client, people):
+    person = await people.member("viewer")
+    await sign_in(client, person.email)
+    await db.fetch(
+        "UPDATE sessions SET last_seen_at = now() - interval '2 minutes', expires_at = now() + interval '1 hour'"
+    )
+    await client.get("/activity")
+    expires = await db.fetchval("SELECT expires_at - now() FROM sessions")
+    assert expires.days >= 29
