@@ -29,16 +29,9 @@ from app.accounts.roles import GRANTABLE_ROLES, Permission, Role
 from app.accounts.types import AccountError, NewSession
 from app.core.config import active
 from app.core.i18n import LANGUAGES, _
-from app.web.pages import page
+from app.web.pages import page, same_site_path
 
 Form = Body(media_type=RequestEncodingType.URL_ENCODED)
-
-
-def safe_next(target: str, default: str = "/") -> str:
-    """Only same-site paths: never an absolute or scheme-relative address."""
-    if target.startswith("/") and not target.startswith(("//", "/\\")):
-        return target
-    return default
 
 
 def _session_cookie(value: str, *, max_age: int) -> Cookie:
@@ -69,7 +62,7 @@ class SessionController(Controller):
     @get("/login")
     async def login_page(self, request: Request, next: FromQuery[str] = "/") -> Template | Redirect:
         if request.scope.get("user"):
-            return Redirect(safe_next(next), status_code=303)
+            return Redirect(same_site_path(next), status_code=303)
         return await page(request, "accounts/login.html", form=LoginForm(next=next), error=None)
 
     @post("/login")
@@ -95,7 +88,7 @@ class SessionController(Controller):
             )
         if old:  # rotation: the pre-login session, if any, ends here
             await services.end_session(old)
-        return signed_in_response(session, safe_next(data.next))
+        return signed_in_response(session, same_site_path(data.next))
 
     @post("/logout")
     async def logout(self, request: Request) -> Redirect:
@@ -132,7 +125,7 @@ class WorkspaceController(Controller):
         viewer = viewer_of(request)
         if viewer.session_id:
             await services.switch_workspace(viewer.session_id, viewer.user_id, data.workspace_id)
-        return Redirect(safe_next(data.next), status_code=303)
+        return Redirect(same_site_path(data.next), status_code=303)
 
 
 def _profile_context(request: Request, **overrides: Any) -> dict[str, Any]:

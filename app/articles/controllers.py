@@ -36,7 +36,7 @@ from app.articles.types import (
 from app.live.streams import follow
 from app.safe_content import http_url, to_json
 from app.topics import queries as topic_queries
-from app.web.pages import page
+from app.web.pages import page, same_site_path
 from app.web.templating import render_block
 
 LIBRARY = "articles/library.html"
@@ -68,13 +68,6 @@ def _query_string(f: LibraryFilter, **extra: str) -> str:
         **extra,
     }
     return urlencode({k: v for k, v in values.items() if v})
-
-
-def _back(target: str, default: str = "/articles") -> str:
-    """Only a path of this site, never an absolute or scheme-relative address."""
-    if target.startswith("/articles") and not target.startswith(("//", "/\\")):
-        return target
-    return default
 
 
 async def _list_context(workspace_id: int, f: LibraryFilter) -> dict[str, Any]:
@@ -188,7 +181,9 @@ class LibraryController(Controller):
     ) -> Redirect:
         viewer, workspace_id = _workspace(request)
         await _change(services.delete_article, workspace_id, article_id, viewer.user_id)
-        return Redirect(_back(data.get("next", "")), status_code=303)
+        return Redirect(
+            same_site_path(data.get("next", ""), "/articles", under="/articles"), status_code=303
+        )
 
     @post("/{article_id:int}/restore", guards=[allows(Permission.ARTICLES_IMPORT)])
     async def restore(
@@ -196,7 +191,10 @@ class LibraryController(Controller):
     ) -> Redirect:
         viewer, workspace_id = _workspace(request)
         await _change(services.restore_article, workspace_id, article_id, viewer.user_id)
-        return Redirect(_back(data.get("next", ""), f"/articles/{article_id}"), status_code=303)
+        return Redirect(
+            same_site_path(data.get("next", ""), f"/articles/{article_id}", under="/articles"),
+            status_code=303,
+        )
 
 
 MAX_ID = 2**63 - 1  # bigint: a larger id in a URL names nothing

@@ -11,6 +11,14 @@ from app.accounts.queries import workspaces_of
 from app.accounts.types import Viewer
 
 
+def same_site_path(target: str, default: str = "/", *, under: str = "/") -> str:
+    """`target` when it is a path of this site below `under`, else `default`:
+    never an absolute or scheme-relative address (an open redirect)."""
+    if target.startswith(under) and not target.startswith(("//", "/\\")):
+        return target
+    return default
+
+
 def is_datastar(request: Request) -> bool:
     """A request made by Datastar in the browser (it wants SSE or a fragment back)."""
     return request.headers.get("datastar-request") == "true"
