@@ -23,7 +23,7 @@ from app.accounts.forms import (
     TokenForm,
     WorkspaceForm,
 )
-from app.accounts.guards import allows, signed_in, viewer_of
+from app.accounts.guards import allows, member_of, signed_in, viewer_of
 from app.accounts.middleware import SESSION_COOKIE
 from app.accounts.roles import GRANTABLE_ROLES, Permission, Role
 from app.accounts.types import AccountError, NewSession
@@ -190,11 +190,10 @@ class MembersController(Controller):
     guards = [allows(Permission.MEMBERS_MANAGE)]
 
     async def _render(self, request: Request, *, status_code: int = 200, **extra: Any) -> Template:
-        viewer = viewer_of(request)
-        assert viewer.workspace_id is not None
+        _viewer, workspace_id = member_of(request)
         context: dict[str, Any] = {
-            "members": await queries.members_of(viewer.workspace_id),
-            "invitations": await queries.open_invitations(viewer.workspace_id),
+            "members": await queries.members_of(workspace_id),
+            "invitations": await queries.open_invitations(workspace_id),
             "roles": list(Role),
             "grantable": GRANTABLE_ROLES,
             "invite": InviteForm(),
@@ -212,12 +211,11 @@ class MembersController(Controller):
 
     @post("/invite")
     async def invite(self, request: Request, data: Annotated[InviteForm, Form]) -> Template:
-        viewer = viewer_of(request)
-        assert viewer.workspace_id is not None
+        viewer, workspace_id = member_of(request)
         try:
             role = Role(data.role)
             token = await services.invite(
-                viewer.workspace_id, role, email=data.email, actor_user_id=viewer.user_id
+                workspace_id, role, email=data.email, actor_user_id=viewer.user_id
             )
         except (AccountError, ValueError) as error:
             message = (
@@ -233,8 +231,7 @@ class MembersController(Controller):
     async def change_role(
         self, request: Request, user_id: FromPath[int], data: Annotated[RoleForm, Form]
     ) -> Template | Redirect:
-        viewer = viewer_of(request)
-        assert viewer.workspace_id is not None
+        viewer, workspace_id = member_of(request)
         try:
             role = Role(data.role)
         except ValueError:
@@ -244,30 +241,24 @@ class MembersController(Controller):
                 request, status_code=403, error=_("Only an owner can make owners.")
             )
         try:
-            await services.change_role(
-                viewer.workspace_id, user_id, role, actor_user_id=viewer.user_id
-            )
+            await services.change_role(workspace_id, user_id, role, actor_user_id=viewer.user_id)
         except AccountError as error:
             return await self._render(request, status_code=error.status, error=error.message)
         return Redirect("/settings/members", status_code=303)
 
     @post("/{user_id:int}/remove")
     async def remove(self, request: Request, user_id: FromPath[int]) -> Template | Redirect:
-        viewer = viewer_of(request)
-        assert viewer.workspace_id is not None
+        viewer, workspace_id = member_of(request)
         try:
-            await services.remove_member(viewer.workspace_id, user_id, actor_user_id=viewer.user_id)
+            await services.remove_member(workspace_id, user_id, actor_user_id=viewer.user_id)
         except AccountError as error:
             return await self._render(request, status_code=error.status, error=error.message)
         return Redirect("/settings/members", status_code=303)
 
     @post("/invitations/{invitation_id:int}/revoke")
     async def revoke_invitation(self, request: Request, invitation_id: FromPath[int]) -> Redirect:
-        viewer = viewer_of(request)
-        assert viewer.workspace_id is not None
-        await services.revoke_invitation(
-            viewer.workspace_id, invitation_id, actor_user_id=viewer.user_id
-        )
+        viewer, workspace_id = member_of(request)
+        await services.revoke_invitation(workspace_id, invitation_id, actor_user_id=viewer.user_id)
         return Redirect("/settings/members", status_code=303)
 
 
@@ -276,10 +267,9 @@ class TokensController(Controller):
     guards = [allows(Permission.DRAFT_VIEW)]
 
     async def _render(self, request: Request, *, status_code: int = 200, **extra: Any) -> Template:
-        viewer = viewer_of(request)
-        assert viewer.workspace_id is not None
+        viewer, workspace_id = member_of(request)
         context: dict[str, Any] = {
-            "tokens": await queries.api_tokens_of(viewer.workspace_id, viewer.user_id),
+            "tokens": await queries.api_tokens_of(workspace_id, viewer.user_id),
             "form": TokenForm(),
             "new_token": None,
             "error": None,
@@ -295,19 +285,17 @@ class TokensController(Controller):
 
     @post("/")
     async def create(self, request: Request, data: Annotated[TokenForm, Form]) -> Template:
-        viewer = viewer_of(request)
-        assert viewer.workspace_id is not None
+        viewer, workspace_id = member_of(request)
         try:
-            token = await services.issue_api_token(viewer.workspace_id, viewer.user_id, data.name)
+            token = await services.issue_api_token(workspace_id, viewer.user_id, data.name)
         except AccountError as error:
             return await self._render(request, status_code=400, form=data, error=error.message)
         return await self._render(request, new_token=token)
 
     @post("/{token_id:int}/revoke")
     async def revoke(self, request: Request, token_id: FromPath[int]) -> Redirect:
-        viewer = viewer_of(request)
-        assert viewer.workspace_id is not None
-        await services.revoke_api_token(viewer.workspace_id, viewer.user_id, token_id)
+        viewer, workspace_id = member_of(request)
+        await services.revoke_api_token(workspace_id, viewer.user_id, token_id)
         return Redirect("/settings/tokens", status_code=303)
 
 

@@ -23,6 +23,14 @@ def viewer_of(connection: ASGIConnection) -> Viewer:
     return viewer
 
 
+def member_of(connection: ASGIConnection) -> tuple[Viewer, int]:
+    """The viewer and the workspace they work in, for handlers behind `allows`."""
+    viewer = viewer_of(connection)
+    if viewer.workspace_id is None:
+        raise NoWorkspace(_("You are not a member of any workspace yet."))
+    return viewer, viewer.workspace_id
+
+
 def signed_in(connection: ASGIConnection, _handler: BaseRouteHandler) -> None:
     viewer_of(connection)
 
@@ -31,9 +39,7 @@ def allows(permission: Permission) -> Guard:
     """A guard admitting members whose role grants `permission` in their workspace."""
 
     def guard(connection: ASGIConnection, _handler: BaseRouteHandler) -> None:
-        viewer = viewer_of(connection)
-        if viewer.workspace_id is None:
-            raise NoWorkspace(_("You are not a member of any workspace yet."))
+        viewer, _workspace_id = member_of(connection)
         if not viewer.can(permission):
             raise PermissionDeniedException(_("Your role in this workspace does not allow this."))
 

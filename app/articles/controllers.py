@@ -14,9 +14,8 @@ from litestar.exceptions import ClientException, NotFoundException
 from litestar.params import Body, FromPath
 from litestar.response import Redirect, Template
 
-from app.accounts.guards import allows, viewer_of
+from app.accounts.guards import allows, member_of
 from app.accounts.roles import Permission
-from app.accounts.types import Viewer
 from app.analysis import queries as analysis_queries
 from app.analysis.types import AnalysisView
 from app.articles import queries, services
@@ -43,12 +42,6 @@ LIBRARY = "articles/library.html"
 READER = "articles/reader.html"
 FILTER_FIELDS = ("q", "topic", "source", "state", "deleted")
 Form = Body(media_type=RequestEncodingType.URL_ENCODED)
-
-
-def _workspace(request: Request) -> tuple[Viewer, int]:
-    viewer = viewer_of(request)
-    assert viewer.workspace_id is not None  # the guards admit only members
-    return viewer, viewer.workspace_id
 
 
 def _typed(request: Request) -> dict[str, str]:
@@ -108,7 +101,7 @@ class LibraryController(Controller):
 
     @get("/")
     async def library(self, request: Request) -> Template:
-        viewer, workspace_id = _workspace(request)
+        viewer, workspace_id = member_of(request)
         form: dict[str, Any] = {
             "form": _typed(request),
             "topics": await topic_queries.topics(workspace_id),
@@ -132,7 +125,7 @@ class LibraryController(Controller):
 
     @get("/stream")
     async def stream(self, request: Request) -> DatastarResponse:
-        viewer, workspace_id = _workspace(request)
+        viewer, workspace_id = member_of(request)
         try:
             f = parse_filter(request.query_params)
         except FilterError as error:
@@ -151,7 +144,7 @@ class LibraryController(Controller):
 
     @get("/{article_id:int}")
     async def reader(self, request: Request, article_id: FromPath[int]) -> Template:
-        viewer, workspace_id = _workspace(request)
+        viewer, workspace_id = member_of(request)
         article = await _article_or_404(workspace_id, article_id)
         return await page(
             request,
@@ -166,7 +159,7 @@ class LibraryController(Controller):
 
     @get("/{article_id:int}/stream")
     async def reader_stream(self, request: Request, article_id: FromPath[int]) -> DatastarResponse:
-        viewer, workspace_id = _workspace(request)
+        viewer, workspace_id = member_of(request)
         await _article_or_404(workspace_id, article_id)
 
         async def render(_changed: set[str]) -> list[str]:
@@ -179,7 +172,7 @@ class LibraryController(Controller):
     async def delete(
         self, request: Request, article_id: FromPath[int], data: Annotated[dict[str, str], Form]
     ) -> Redirect:
-        viewer, workspace_id = _workspace(request)
+        viewer, workspace_id = member_of(request)
         await _change(services.delete_article, workspace_id, article_id, viewer.user_id)
         return Redirect(
             same_site_path(data.get("next", ""), "/articles", under="/articles"), status_code=303
@@ -189,7 +182,7 @@ class LibraryController(Controller):
     async def restore(
         self, request: Request, article_id: FromPath[int], data: Annotated[dict[str, str], Form]
     ) -> Redirect:
-        viewer, workspace_id = _workspace(request)
+        viewer, workspace_id = member_of(request)
         await _change(services.restore_article, workspace_id, article_id, viewer.user_id)
         return Redirect(
             same_site_path(data.get("next", ""), f"/articles/{article_id}", under="/articles"),
@@ -313,7 +306,7 @@ class ArticlesApi(Controller):
 
     @get("/")
     async def list_articles(self, request: Request) -> dict[str, Any]:
-        _viewer, workspace_id = _workspace(request)
+        _viewer, workspace_id = member_of(request)
         try:
             f = parse_filter(request.query_params)
         except FilterError as error:
@@ -323,19 +316,19 @@ class ArticlesApi(Controller):
 
     @get("/{article_id:int}")
     async def get_article(self, request: Request, article_id: FromPath[int]) -> dict[str, Any]:
-        _viewer, workspace_id = _workspace(request)
+        _viewer, workspace_id = member_of(request)
         article = await _article_or_404(workspace_id, article_id)
         return article_json(article, await analysis_queries.for_article(workspace_id, article_id))
 
     @post("/{article_id:int}/delete", guards=[allows(Permission.ARTICLES_IMPORT)], status_code=200)
     async def delete_article(self, request: Request, article_id: FromPath[int]) -> dict[str, Any]:
-        viewer, workspace_id = _workspace(request)
+        viewer, workspace_id = member_of(request)
         changed = await _change(services.delete_article, workspace_id, article_id, viewer.user_id)
         return {"id": article_id, "deleted": True, "changed": changed}
 
     @post("/{article_id:int}/restore", guards=[allows(Permission.ARTICLES_IMPORT)], status_code=200)
     async def restore_article(self, request: Request, article_id: FromPath[int]) -> dict[str, Any]:
-        viewer, workspace_id = _workspace(request)
+        viewer, workspace_id = member_of(request)
         changed = await _change(services.restore_article, workspace_id, article_id, viewer.user_id)
         return {"id": article_id, "deleted": False, "changed": changed}
 

@@ -10,7 +10,7 @@ from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, FromQuery
 from litestar.response import Template
 
-from app.accounts.guards import allows, viewer_of
+from app.accounts.guards import allows, member_of
 from app.accounts.roles import Permission
 from app.events import queries
 from app.events.describe import verb
@@ -29,16 +29,13 @@ class ActivityController(Controller):
 
     @get("/")
     async def activity(self, request: Request) -> Template:
-        viewer = viewer_of(request)
-        assert viewer.workspace_id is not None
-        events = await queries.recent(viewer.workspace_id)
+        _viewer, workspace_id = member_of(request)
+        events = await queries.recent(workspace_id)
         return await page(request, TEMPLATE, section="activity", events=events, verb=verb)
 
     @get("/stream")
     async def stream(self, request: Request) -> DatastarResponse:
-        viewer = viewer_of(request)
-        workspace_id = viewer.workspace_id
-        assert workspace_id is not None
+        viewer, workspace_id = member_of(request)
 
         async def render(_changed: set[str]) -> list[str]:
             events = await queries.recent(workspace_id)
@@ -59,15 +56,13 @@ class EventsApi(Controller):
     async def list_events(
         self, request: Request, before: FromQuery[int | None] = None
     ) -> list[dict[str, Any]]:
-        viewer = viewer_of(request)
-        assert viewer.workspace_id is not None
-        return [_event_json(e) for e in await queries.recent(viewer.workspace_id, before_id=before)]
+        _viewer, workspace_id = member_of(request)
+        return [_event_json(e) for e in await queries.recent(workspace_id, before_id=before)]
 
     @get("/{event_id:int}")
     async def get_event(self, request: Request, event_id: FromPath[int]) -> dict[str, Any]:
-        viewer = viewer_of(request)
-        assert viewer.workspace_id is not None
-        event = await queries.one(viewer.workspace_id, event_id)
+        _viewer, workspace_id = member_of(request)
+        event = await queries.one(workspace_id, event_id)
         if event is None:
             raise NotFoundException()
         return _event_json(event)

@@ -17,7 +17,7 @@ from litestar.exceptions import NotFoundException
 from litestar.params import Body, FromPath
 from litestar.response import Redirect, Template
 
-from app.accounts.guards import allows, viewer_of
+from app.accounts.guards import allows, member_of, viewer_of
 from app.accounts.roles import Permission
 from app.live.streams import follow
 from app.topics import queries, services
@@ -39,9 +39,7 @@ Command = Callable[[int], Awaitable[None]]  # one service call, given the worksp
 
 
 def _workspace(request: Request) -> int:
-    workspace_id = viewer_of(request).workspace_id
-    assert workspace_id is not None  # the guards admit members only
-    return workspace_id
+    return member_of(request)[1]
 
 
 def _can_manage(request: Request) -> bool:
