@@ -7,8 +7,7 @@ from zoneinfo import available_timezones
 
 from litestar import Controller, Request, get, post
 from litestar.datastructures import Cookie
-from litestar.enums import RequestEncodingType
-from litestar.params import Body, FromPath, FromQuery
+from litestar.params import FromPath, FromQuery
 from litestar.response import Redirect, Template
 
 from app.accounts import queries, services
@@ -29,9 +28,7 @@ from app.accounts.roles import GRANTABLE_ROLES, Permission, Role
 from app.accounts.types import AccountError, NewSession
 from app.core.config import active
 from app.core.i18n import LANGUAGES, _
-from app.web.pages import page, same_site_path
-
-Form = Body(media_type=RequestEncodingType.URL_ENCODED)
+from app.web.pages import Form, page, same_site_path
 
 
 def _session_cookie(value: str, *, max_age: int) -> Cookie:

@@ -9,9 +9,8 @@ from urllib.parse import urlencode
 
 from datastar_py.litestar import DatastarResponse
 from litestar import Controller, Request, get, post
-from litestar.enums import RequestEncodingType
 from litestar.exceptions import ClientException, NotFoundException
-from litestar.params import Body, FromPath
+from litestar.params import FromPath
 from litestar.response import Redirect, Template
 
 from app.accounts.guards import allows, member_of
@@ -35,13 +34,12 @@ from app.articles.types import (
 from app.live.streams import follow
 from app.safe_content import http_url, to_json
 from app.topics import queries as topic_queries
-from app.web.pages import page, same_site_path
+from app.web.pages import Form, page, same_site_path
 from app.web.templating import render_block
 
 LIBRARY = "articles/library.html"
 READER = "articles/reader.html"
 FILTER_FIELDS = ("q", "topic", "source", "state", "deleted")
-Form = Body(media_type=RequestEncodingType.URL_ENCODED)
 
 
 def _typed(request: Request) -> dict[str, str]:

@@ -12,9 +12,8 @@ from typing import Annotated, Any
 
 from datastar_py.litestar import DatastarResponse
 from litestar import Controller, Request, get, post
-from litestar.enums import RequestEncodingType
 from litestar.exceptions import NotFoundException
-from litestar.params import Body, FromPath
+from litestar.params import FromPath
 from litestar.response import Redirect, Template
 
 from app.accounts.guards import allows, member_of, viewer_of
@@ -28,10 +27,9 @@ from app.topics.types import (
     TopicNotFound,
     topic_channel,
 )
-from app.web.pages import page
+from app.web.pages import Form, page
 from app.web.templating import render_block
 
-Form = Body(media_type=RequestEncodingType.URL_ENCODED)
 LIST = "topics/index.html"
 SHOW = "topics/show.html"
 MANAGE = [allows(Permission.ARTICLES_IMPORT)]

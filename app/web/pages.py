@@ -5,10 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Request
+from litestar.enums import RequestEncodingType
+from litestar.params import Body
 from litestar.response import Template
 
 from app.accounts.queries import workspaces_of
 from app.accounts.types import Viewer
+
+# How handlers take an HTML form: `data: Annotated[SomeForm, Form]`.
+Form = Body(media_type=RequestEncodingType.URL_ENCODED)
 
 
 def same_site_path(target: str, default: str = "/", *, under: str = "/") -> str:
