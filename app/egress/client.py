@@ -40,10 +40,12 @@ from app.egress.policy import (
     MAX_REDIRECTS,
     REDIRECT_STATUSES,
     EgressPolicy,
+    budget_host,
+    has_scheme,
     parse_retry_after,
     redirect_headers,
     redirect_method,
-    url_host,
+    scheme_refusal,
 )
 from app.egress.types import Fetched, Streamed
 
@@ -117,7 +119,39 @@ class _Deadline:
         return asyncio.timeout_at(self._when)
 
 
-_BROKEN: tuple[type[Exception], ...] = (httpx.HTTPError, UnsupportedEncoding, *DECODE_ERRORS)
+_BROKEN: tuple[type[Exception], ...] = (
+    httpx.HTTPError,
+    httpx.InvalidURL,  # not an HTTPError; a last net for what the checks below missed
+    UnsupportedEncoding,
+    *DECODE_ERRORS,
+)
+
+
+def redirect_target(url: httpx.URL, location: str) -> httpx.URL:
+    """Where a redirect from `url` to `location` leads, or a typed refusal.
+
+    Checked before httpx sees the Location (it builds `next_request` even when
+    not following, and raises a bare InvalidURL for `about:blank`, `mailto:x`
+    or `http:host`).
+    """
+    if has_scheme(location):
+        reason = scheme_refusal(location)
+        if reason is not None:
+            raise EgressBlocked(str(url), f"redirected to a URL we do not follow: {reason}")
+    try:
+        target = url.join(location)
+    except httpx.InvalidURL as exc:
+        raise EgressProtocolError(str(url), f"redirected to an invalid URL: {exc}") from exc
+    if not target.raw_host:
+        raise EgressProtocolError(str(url), f"redirected to {location!r}, which has no host")
+    return target
+
+
+async def _check_redirect(response: httpx.Response) -> None:
+    """httpx response hook: refuse a Location we could not follow before httpx reads it."""
+    location = response.headers.get("location")
+    if response.status_code in REDIRECT_STATUSES and location:
+        redirect_target(response.request.url, location)
 
 
 @contextmanager
@@ -166,6 +200,7 @@ class Egress:
             cookies=CookieJar(policy=_NoCookies()),
             follow_redirects=False,
             trust_env=False,
+            event_hooks={"response": [_check_redirect]},
         )
 
     async def aclose(self) -> None:
@@ -261,6 +296,9 @@ class Egress:
         data: Mapping[str, str] | None,
         json: Any,
     ) -> httpx.Request:
+        reason = scheme_refusal(url)
+        if reason is not None:
+            raise EgressBlocked(url, reason)
         try:
             return self._client.build_request(
                 method, url, headers=headers, content=content, data=data, json=json
@@ -312,7 +350,7 @@ class Egress:
         if budget:
             lease_for = deadline.seconds + LEASE_MARGIN
             lease, waited = await self._budgets.acquire(
-                url_host(request.url), url, lease=lease_for, wait=wait
+                budget_host(request.url), url, lease=lease_for, wait=wait
             )
             stack.push_async_callback(lease.release)
             deadline.extend(waited)
@@ -328,10 +366,7 @@ class Egress:
         location = response.headers.get("location")
         if response.status_code not in REDIRECT_STATUSES or not location:
             return None
-        try:
-            target = request.url.join(location)
-        except httpx.InvalidURL as exc:
-            raise EgressBlocked(str(request.url), f"redirect to an invalid URL: {exc}") from exc
+        target = redirect_target(request.url, location)
         method = redirect_method(response.status_code, request.method)
         keep_body = method == request.method
         return self._client.build_request(
@@ -343,7 +378,7 @@ class Egress:
 
     async def _judge(self, response: httpx.Response, accept_statuses: frozenset[int]) -> None:
         """Raise for a status the caller did not accept; remember a Retry-After for everyone."""
-        status, url, host = response.status_code, str(response.url), url_host(response.url)
+        status, url, host = response.status_code, str(response.url), budget_host(response.url)
         retry_after = parse_retry_after(response.headers.get("retry-after"))
         if status in (429, 503) and retry_after is not None:
             await self._budgets.hold(host, retry_after)

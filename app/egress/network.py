@@ -12,6 +12,8 @@ so keep-alive never carries a request to an unchecked address.
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
 import socket
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from ipaddress import ip_address
@@ -19,6 +21,8 @@ from ipaddress import ip_address
 import httpcore
 
 from app.egress.policy import EgressPolicy, IPAddress
+
+log = logging.getLogger(__name__)
 
 # (host, port) -> the addresses the host resolves to, as strings.
 Resolver = Callable[[str, int], Awaitable[Sequence[str]]]
@@ -68,7 +72,13 @@ class PinnedBackend(httpcore.AsyncNetworkBackend):
                     str(address), port, left, local_address, socket_options
                 )
             except httpcore.ConnectError as exc:
-                error = exc  # try the next address, like a browser would
+                # Try the next address, like a browser would. The message names the host,
+                # never the address: it reaches people in run errors (the log keeps it).
+                log.info(
+                    "egress: connecting to %s (%s) port %s failed: %s", host, address, port, exc
+                )
+                error = httpcore.ConnectError(f"{host}: {_reason(exc)}")
+                error.__cause__ = exc
         raise error
 
     async def _resolve(self, host: str, port: int, limit: float | None) -> Sequence[str]:
@@ -99,3 +109,13 @@ class PinnedBackend(httpcore.AsyncNetworkBackend):
 
     async def sleep(self, seconds: float) -> None:
         await self._inner.sleep(seconds)
+
+
+def _reason(error: BaseException) -> str:
+    """Why a connect failed, in words without addresses ("Connection refused")."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, OSError) and seen.errno:
+            return os.strerror(seen.errno)
+        seen = seen.__cause__ or seen.__context__
+    return "the connection failed"

@@ -14,7 +14,7 @@ import socket
 import time
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from ipaddress import IPv4Address, IPv6Address, IPv6Network, ip_address
+from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_address, ip_network
 
 import httpx
 
@@ -32,6 +32,48 @@ MAX_RETRY_AFTER = 24 * 3600.0
 # Every public IPv6 unicast address is in 2000::/3; anything outside it is
 # local, reserved, multicast or a wrapper around an IPv4 address.
 _GLOBAL_UNICAST_V6 = IPv6Network("2000::/3")
+
+# The special-purpose ranges (IANA's IPv4 and IPv6 special-purpose registries)
+# that are never a news site, refused whatever this Python's `is_global` says:
+# its tables lag the registries (3.11 calls 192.0.0.9 and 3fff::/20 global).
+# `is_global` stays as a second opinion; a test walks this table.
+REFUSED_NETWORKS: tuple[tuple[IPv4Network | IPv6Network, str], ...] = tuple(
+    (ip_network(network), why)
+    for network, why in (
+        ("0.0.0.0/8", "this network"),
+        ("10.0.0.0/8", "private"),
+        ("100.64.0.0/10", "shared address space (CGNAT)"),
+        ("127.0.0.0/8", "loopback"),
+        ("169.254.0.0/16", "link-local"),
+        ("172.16.0.0/12", "private"),
+        ("192.0.0.0/24", "IETF protocol assignments"),
+        ("192.0.2.0/24", "documentation (TEST-NET-1)"),
+        ("192.31.196.0/24", "AS112-v4"),
+        ("192.52.193.0/24", "AMT"),
+        ("192.88.99.0/24", "6to4 relay anycast (deprecated)"),
+        ("192.168.0.0/16", "private"),
+        ("192.175.48.0/24", "direct delegation AS112"),
+        ("198.18.0.0/15", "benchmarking"),
+        ("198.51.100.0/24", "documentation (TEST-NET-2)"),
+        ("203.0.113.0/24", "documentation (TEST-NET-3)"),
+        ("224.0.0.0/4", "multicast"),
+        ("240.0.0.0/4", "reserved"),
+        ("255.255.255.255/32", "limited broadcast"),
+        ("::/128", "unspecified"),
+        ("::1/128", "loopback"),
+        ("64:ff9b:1::/48", "local-use IPv4/IPv6 translation"),
+        ("100::/64", "discard-only"),
+        ("2001::/23", "IETF protocol assignments (Teredo, ORCHID, AS112, ...)"),
+        ("2001:db8::/32", "documentation"),
+        ("2620:4f:8000::/48", "direct delegation AS112"),
+        ("3fff::/20", "documentation"),
+        ("5f00::/16", "segment routing (SRv6) SIDs"),
+        ("fc00::/7", "unique local"),
+        ("fe80::/10", "link-local"),
+        ("fec0::/10", "site-local (deprecated)"),
+        ("ff00::/8", "multicast"),
+    )
+)
 _NAT64 = IPv6Network("64:ff9b::/96")
 _TRANSLATED = IPv6Network("::ffff:0:0:0/96")
 # The shapes inet_aton (and so getaddrinfo) reads as IPv4: 2130706433,
@@ -48,14 +90,24 @@ def embedded_ipv4(ip: IPv6Address) -> IPv4Address | None:
     return ip.sixtofour
 
 
+def refused_network(ip: IPAddress) -> str | None:
+    """What special-purpose range of REFUSED_NETWORKS `ip` is in, if any."""
+    for network, why in REFUSED_NETWORKS:
+        if ip.version == network.version and ip in network:
+            return why
+    return None
+
+
 def is_public_address(ip: IPAddress) -> bool:
-    """True only for addresses on the public internet (global, not multicast)."""
+    """True only for addresses on the public internet: in no refused range, and global."""
     if isinstance(ip, IPv6Address):
         inner = embedded_ipv4(ip)
         if inner is not None:
             return is_public_address(inner)
         if ip.teredo is not None or ip not in _GLOBAL_UNICAST_V6:
             return False
+    if refused_network(ip) is not None:
+        return False
     return ip.is_global and not ip.is_multicast
 
 
@@ -84,6 +136,47 @@ def is_localhost_name(host: str) -> bool:
 def url_host(url: httpx.URL) -> str:
     """The host as written in the URL, in its ASCII (IDNA) form, as it is dialled."""
     return url.raw_host.decode("ascii").lower()
+
+
+def canonical_host(host: str) -> str:
+    """One name per host for budgets: lower-case, IDNA, no root dot (`Example.ORG.` is
+    `example.org`), so a spelling cannot buy a second budget."""
+    name = host.strip().strip("[]").rstrip(".").lower()
+    if name.isascii():
+        return name
+    try:
+        return httpx.URL(f"http://{name}/").raw_host.decode("ascii")
+    except httpx.InvalidURL:
+        return name
+
+
+def budget_host(url: httpx.URL) -> str:
+    """The host whose budget a request to `url` spends."""
+    return canonical_host(url_host(url))
+
+
+# A URL's scheme as RFC 3986 writes it; checked on the text, because httpx
+# reads `about:blank` or `mailto:x` as a relative path and loses the scheme.
+_SCHEME = re.compile(r"\s*([a-zA-Z][a-zA-Z0-9+.-]*):")
+
+
+def has_scheme(text: str) -> bool:
+    """Whether `text` is an absolute URL (a redirect without one is relative)."""
+    return _SCHEME.match(text) is not None
+
+
+def scheme_refusal(text: str) -> str | None:
+    """Why the URL `text` may not be requested for its scheme, naming the scheme; or None."""
+    found = _SCHEME.match(text)
+    if found is None:
+        return "the URL has no scheme (only http and https are allowed)"
+    scheme = found.group(1).lower()
+    if scheme not in SCHEMES:
+        return f"the scheme {scheme!r} is not allowed (only http and https)"
+    rest = text[found.end() :]
+    if not rest.startswith("//"):
+        return f"{text.strip()!r} has no host after {scheme}:"
+    return None
 
 
 def url_port(url: httpx.URL) -> int:
@@ -136,7 +229,10 @@ class EgressPolicy:
         if port not in self.ports:
             return f"port {port} is only allowed for the hosts listed in EGRESS_ALLOW"
         if not is_public_address(ip):
-            return f"{host} leads to {ip}, which is not a public address"
+            # People read this in run errors: name what they wrote, never what it resolved to.
+            if parse_ip_literal(host) is not None:
+                return f"{host} is not a public address"
+            return f"{host} leads to an address that is not public"
         return None
 
 
@@ -218,7 +314,7 @@ def parse_budgets(settings: Settings) -> dict[str, HostBudget]:
             raise ValueError(
                 f"EGRESS_HOST_BUDGETS: {entry!r} needs rate > 0, burst and inflight >= 1"
             )
-        budgets[host.strip().lower()] = budget
+        budgets[canonical_host(host)] = budget
     return budgets
 
 

@@ -11,7 +11,7 @@ from redis.asyncio import Redis
 
 from app.egress import EgressBlocked, HttpStatusError, RateLimited
 from app.egress.budgets import Budgets
-from tests.egress.conftest import MakeEgress
+from tests.egress.conftest import MakeEgress, fixed_resolver
 from tests.egress.servers import Reply, Seen, serve
 from tests.fixtures import make_test_settings
 
@@ -58,6 +58,24 @@ async def test_two_egress_instances_share_one_budget(make_egress: MakeEgress) ->
         await first.fetch(server.url())
         with pytest.raises(RateLimited):
             await second.fetch(server.url())
+    assert len(server.requests) == 1
+
+
+async def test_spellings_of_one_host_share_its_budget(make_egress: MakeEgress) -> None:
+    """Case, IDNA and the root dot do not make a second host: `example.org.` is `example.org`."""
+    async with serve(Reply()) as server:
+        names = ["news.test", "NEWS.Test.", "news.test."]
+        resolver = fixed_resolver({name.lower(): [HOST] for name in names})
+        client = make_egress(
+            resolver=resolver,
+            budget_wait=0,
+            egress_allow=[f"{HOST}:{server.port}"],
+            egress_host_budgets=["News.Test.=0.1/1/4"],
+        )
+        await client.fetch(f"http://{names[0]}:{server.port}/")
+        for name in names[1:]:
+            with pytest.raises(RateLimited, match=r"news\.test is spent"):
+                await client.fetch(f"http://{name}:{server.port}/")
     assert len(server.requests) == 1
 
 

@@ -11,6 +11,8 @@ import pytest
 from app.egress import (
     EgressBlocked,
     EgressConnectError,
+    EgressError,
+    EgressProtocolError,
     HttpStatusError,
     close_egress,
     egress,
@@ -124,6 +126,60 @@ async def test_redirect_to_another_host_drops_authorization_and_cookie(
     moved = other.requests[0].headers
     assert "authorization" not in moved
     assert "cookie" not in moved
+
+
+@pytest.mark.parametrize(
+    ("location", "named"),
+    [
+        ("about:blank", "'about'"),
+        ("data:text/html,<script>alert(1)</script>", "'data'"),
+        ("mailto:desk@example.org", "'mailto'"),
+        ("javascript:alert(1)", "'javascript'"),
+        ("JavaScript:alert(1)", "'javascript'"),
+        ("http:host", "http:host"),
+        ("https:/one-slash", "https:/one-slash"),
+        ("http://[::1", "invalid URL"),
+        ("ftp://example.org/file", "'ftp'"),
+    ],
+)
+async def test_a_redirect_to_a_location_we_cannot_follow_is_a_typed_refusal(
+    make_egress: MakeEgress, location: str, named: str
+) -> None:
+    """httpx raises a bare InvalidURL for these; egress callers only ever see EgressError."""
+
+    def handler(seen: Seen) -> Reply:
+        return Reply(302, [("Location", location)]) if seen.target == "/moved" else Reply()
+
+    async with serve(handler) as server:
+        client = make_egress(egress_allow=_allow(server))
+        with pytest.raises((EgressBlocked, EgressProtocolError)) as caught:
+            await client.fetch(server.url("/moved"))
+        async with serve(handler) as again:  # stream() too, as the media proxy uses it
+            client = make_egress(egress_allow=_allow(again))
+            with pytest.raises(EgressError):
+                async with client.stream(again.url("/moved")):
+                    pass
+    assert named in caught.value.message
+    assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize(
+    ("url", "named"),
+    [
+        ("about:blank", "'about'"),
+        ("mailto:desk@example.org", "'mailto'"),
+        ("javascript:alert(1)", "'javascript'"),
+        ("data:text/plain,hi", "'data'"),
+        ("example.org/news", "no scheme"),
+        ("http:example.org", "no host"),
+    ],
+)
+async def test_a_scheme_refusal_names_the_scheme(
+    make_egress: MakeEgress, url: str, named: str
+) -> None:
+    with pytest.raises(EgressBlocked) as caught:
+        await make_egress(resolver=fixed_resolver({})).fetch(url)
+    assert named in caught.value.message
 
 
 def _endless(seen: Seen) -> Reply:

@@ -8,8 +8,10 @@ import httpx
 import pytest
 
 from app.egress.policy import (
+    REFUSED_NETWORKS,
     EgressPolicy,
     HostBudget,
+    canonical_host,
     is_public_address,
     parse_budgets,
     parse_ip_literal,
@@ -86,6 +88,36 @@ def test_public_addresses_are_allowed(address: str) -> None:
 @pytest.mark.parametrize("address", REFUSED)
 def test_non_public_addresses_are_refused(address: str) -> None:
     assert not is_public_address(ip_address(address))
+
+
+def test_the_refused_ranges_include_those_is_global_misses() -> None:
+    """192.0.0.0/24 and 3fff::/20 are refused whatever this Python's `is_global` says."""
+    written = {str(network) for network, _ in REFUSED_NETWORKS}
+    assert {"192.0.0.0/24", "3fff::/20", "2001:db8::/32", "198.18.0.0/15"} <= written
+    for address in ("192.0.0.9", "192.0.0.10", "192.0.0.255", "3fff::1", "3fff:fff:ffff::1"):
+        assert not is_public_address(ip_address(address)), address
+
+
+@pytest.mark.parametrize(("network", "why"), REFUSED_NETWORKS, ids=lambda v: str(v))
+def test_every_address_of_every_refused_range_is_refused(network, why) -> None:  # type: ignore[no-untyped-def]
+    middle = network.network_address + network.num_addresses // 2
+    for address in (network.network_address, middle, network.broadcast_address):
+        assert not is_public_address(address), f"{address} ({why})"
+
+
+@pytest.mark.parametrize(
+    ("host", "expected"),
+    [
+        ("example.org", "example.org"),
+        ("Example.ORG.", "example.org"),
+        ("example.org.", "example.org"),
+        ("bücher.example", "xn--bcher-kva.example"),
+        ("BÜCHER.example.", "xn--bcher-kva.example"),
+        ("[2001:4860::1]", "2001:4860::1"),
+    ],
+)
+def test_budget_hosts_are_canonical(host: str, expected: str) -> None:
+    assert canonical_host(host) == expected
 
 
 @pytest.mark.parametrize(
@@ -216,7 +248,7 @@ def test_redirect_to_another_host_drops_credentials() -> None:
 
 def test_budgets_parse_and_refuse_nonsense() -> None:
     settings = make_test_settings(
-        egress_host_budgets=["export.arxiv.org=0.333/1/1", "API.Example=5/10/3"]
+        egress_host_budgets=["export.arxiv.org=0.333/1/1", "API.Example.=5/10/3"]
     )
     assert parse_budgets(settings) == {
         "export.arxiv.org": HostBudget(0.333, 1, 1),

@@ -7,9 +7,11 @@ so that only the address rules stand between the request and the server;
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 
-from app.egress import EgressBlocked
+from app.egress import EgressBlocked, EgressConnectError
 from app.egress.network import DialRefused, PinnedBackend, system_resolver
 from app.egress.policy import EgressPolicy
 from tests.egress.conftest import MakeEgress, fixed_resolver
@@ -61,7 +63,7 @@ async def test_loopback_in_any_spelling_is_blocked(make_egress: MakeEgress, host
 async def test_the_dialled_address_check_refuses_on_its_own(host: str) -> None:
     """Even without the URL pre-check, the backend refuses what the system resolver makes of these."""
     backend = PinnedBackend(EgressPolicy.from_settings(make_test_settings()), system_resolver)
-    with pytest.raises(DialRefused, match="not a public address"):
+    with pytest.raises(DialRefused, match=r"not a public address|not public"):
         await backend.connect_tcp(host, 80, timeout=2)
 
 
@@ -90,7 +92,7 @@ async def test_a_name_that_resolves_to_loopback_is_blocked(make_egress: MakeEgre
     async with serve(Reply()) as server:
         resolver = fixed_resolver({"rebind.test": ["127.0.0.1"]})
         client = make_egress(resolver=resolver, egress_extra_ports=[server.port])
-        with pytest.raises(EgressBlocked, match=r"rebind.test leads to 127.0.0.1"):
+        with pytest.raises(EgressBlocked, match=r"rebind.test leads to an address that is not"):
             await client.fetch(f"http://rebind.test:{server.port}/")
     assert resolver.calls == ["rebind.test"]  # type: ignore[attr-defined]
     assert server.connections == 0
@@ -187,3 +189,29 @@ async def test_an_allowlisted_port_is_for_its_own_host_only(make_egress: MakeEgr
         with pytest.raises(EgressBlocked):
             await client.fetch(f"http://127.0.0.2:{server.port}/")
     assert server.connections == 0
+
+
+async def test_a_refusal_never_says_what_a_name_resolved_to(make_egress: MakeEgress) -> None:
+    """Run errors are read by people: they name the host written, not the inside address."""
+    resolver = fixed_resolver({"inside.test": ["10.1.2.3"], "also.test": ["8.8.8.8", "192.0.0.9"]})
+    client = make_egress(resolver=resolver)
+    for host in ("inside.test", "also.test"):
+        with pytest.raises(EgressBlocked) as caught:
+            await client.fetch(f"http://{host}/")
+        assert host in caught.value.message
+        assert "10.1.2.3" not in str(caught.value)
+        assert "192.0.0.9" not in str(caught.value)
+        assert "8.8.8.8" not in str(caught.value)
+
+
+async def test_a_failed_connect_never_says_what_a_name_resolved_to(make_egress: MakeEgress) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    resolver = fixed_resolver({"closed.test": ["127.0.0.1"]})
+    client = make_egress(resolver=resolver, egress_allow=[f"127.0.0.1:{port}"])
+    with pytest.raises(EgressConnectError) as caught:
+        await client.fetch(f"http://closed.test:{port}/")
+    assert "closed.test" in caught.value.message
+    assert "refused" in caught.value.message.lower()
+    assert "127.0.0.1" not in str(caught.value)

@@ -167,6 +167,16 @@ async def test_an_address_egress_refuses_is_never_contacted(client, upstream, pr
     assert inside.connections == 0
 
 
+@pytest.mark.parametrize("location", ["about:blank", "data:image/png;base64,AAAA", "http:host"])
+async def test_a_redirect_we_cannot_follow_is_refused_not_a_500(
+    client, upstream, proxied, location
+):
+    upstream.replies["/moved.png"] = Reply(302, [("Location", location)])
+    response = await client.get(proxied(upstream.url("/moved.png")))
+    _refused(response, 502)
+    assert len(upstream.requests) == 1
+
+
 @pytest.mark.parametrize(
     "path",
     [

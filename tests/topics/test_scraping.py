@@ -164,6 +164,26 @@ async def test_when_the_full_text_cannot_be_fetched_the_summary_is_kept_and_says
     assert "the first ferry leaves Millbridge at 6.10" in ferry.text
 
 
+@pytest.mark.parametrize("location", ["about:blank", "mailto:desk@example.org", "http:host"])
+async def test_an_entry_redirecting_where_we_cannot_follow_fails_alone(
+    site, site_egress, workspace, location
+):
+    """One entry's unfollowable redirect is that entry's problem, not the whole run's."""
+    site.routes["/news/local/faehren"] = Reply(302, [("Location", location)])
+    topic_id, source_id = await topic_with(
+        workspace, SourceForm("feed", url=site.base + "/feeds/summaries.atom")
+    )
+    await scraping.scrape_source(workspace, source_id)
+    run = await latest_run(workspace, topic_id)
+    assert run.status != RunStatus.FAILED
+    assert run.found == 3
+    stored = {a.title: a for a in await articles_of(workspace, topic_id)}
+    assert len(stored) == 3
+    faehren = stored["Größere Fähren für den Übergang nach Königswinter"]
+    assert faehren.metadata["full_text"] == "summary"
+    assert faehren.metadata["full_text_error"].startswith("This address cannot be fetched")
+
+
 async def test_a_consent_wall_behind_a_feed_entry_keeps_the_summary_with_the_warning(
     site, site_egress, workspace
 ):
