@@ -18,6 +18,7 @@ from app.analysis import text as txt
 from app.analysis.types import AnalysisFailed, AnalysisInput, AnalysisResult
 from app.core.config import Settings
 from app.egress import EgressError, RateLimited, egress
+from app.safe_content.textutil import clean_text
 
 MAX_INPUT_CHARS = 12_000  # of article text sent; enough for a summary, bounded cost
 MAX_ANSWER_BYTES = 1_000_000
@@ -25,6 +26,9 @@ TIMEOUT_SECONDS = 120.0
 MAX_KEYWORDS = 8
 MAX_KEYWORD_CHARS = 60
 MAX_SUMMARY_CHARS = 1200
+# The endpoint's calls spend a budget of their own, not its host's: a host that also
+# serves feeds must not have its scrapers starved by long analysis calls.
+BUDGET_KEY = "analysis-endpoint"
 
 SYSTEM_PROMPT = (
     "You analyse news articles and research papers. Answer with one JSON object and "
@@ -70,6 +74,7 @@ class RemoteAnalyser:
                 headers=headers,
                 max_bytes=MAX_ANSWER_BYTES,
                 total_timeout=TIMEOUT_SECONDS,
+                budget_key=BUDGET_KEY,
             )
         except RateLimited as error:
             raise AnalysisFailed(
@@ -104,16 +109,24 @@ def parse_answer(body: bytes) -> dict[str, Any]:
     if not isinstance(raw_keywords, list):
         raise AnalysisFailed("The analysis endpoint's keywords are not a list.")
     keywords = tuple(
-        " ".join(k.split())[:MAX_KEYWORD_CHARS]
-        for k in raw_keywords
-        if isinstance(k, str) and k.strip()
+        keyword
+        for keyword in (_plain(k, MAX_KEYWORD_CHARS) for k in raw_keywords if isinstance(k, str))
+        if keyword
     )[:MAX_KEYWORDS]
     raw_language = fields.get("language", "")
     return {
-        "summary": " ".join(fields["summary"].split())[:MAX_SUMMARY_CHARS],
+        "summary": _plain(fields["summary"], MAX_SUMMARY_CHARS),
         "keywords": keywords,
-        "language": lang.declared(raw_language) if isinstance(raw_language, str) else "",
+        "language": lang.declared(_plain(raw_language, 35))
+        if isinstance(raw_language, str)
+        else "",
     }
+
+
+def _plain(text: str, limit: int) -> str:
+    """One line of text PostgreSQL will store: no NUL, controls or lone surrogates
+    (JSON may carry "\\u0000" and "\\ud800"), whitespace collapsed, capped."""
+    return " ".join(clean_text(text).split())[:limit]
 
 
 def _unfenced(content: str) -> str:

@@ -113,7 +113,16 @@ async def run_analysis(workspace_id: int, article_id: int, settings: Settings) -
         log.exception("analysis of article %s crashed", article_id)
         reason = f"The analyser crashed ({type(error).__name__})."
         return await _record_failure(workspace_id, claim, reason, None)
-    return await _record_result(workspace_id, claim, result)
+    try:
+        return await _record_result(workspace_id, claim, result)
+    except Exception as error:
+        # An answer the database refuses would otherwise leave the row running, to be
+        # re-claimed and the endpoint re-asked at every lease expiry, for ever.
+        log.exception("the analysis of article %s could not be saved", article_id)
+        reason = f"The analysis could not be saved ({type(error).__name__}: {error})."
+        return await _record_failure(
+            workspace_id, claim, reason, None, status=AnalysisStatus.FAILED
+        )
 
 
 def analyser_for(settings: Settings) -> RemoteAnalyser | None:
@@ -187,10 +196,17 @@ async def _record_result(workspace_id: int, claim: Claim, result: AnalysisResult
 
 
 async def _record_failure(
-    workspace_id: int, claim: Claim, reason: str, retry_after: float | None
+    workspace_id: int,
+    claim: Claim,
+    reason: str,
+    retry_after: float | None,
+    *,
+    status: AnalysisStatus | None = None,
 ) -> Run:
+    """Record why the claim failed; `status` FAILED says at once that asking again soon
+    will not help (the reconciler still retries it, slowly)."""
     delay = policy.backoff_seconds(claim.attempts, retry_after)
-    status = policy.status_after_failure(claim.attempts)
+    status = status or policy.status_after_failure(claim.attempts)
     log.warning(
         "analysis of article %s failed (attempt %s, next in %.0f s): %s",
         claim.article_id,

@@ -15,6 +15,7 @@ import logging
 import ssl
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
+from dataclasses import dataclass
 from http.cookiejar import Cookie, CookieJar, CookiePolicy
 from typing import TYPE_CHECKING, Any
 
@@ -171,6 +172,22 @@ def _translated(url: str, deadline: _Deadline) -> Iterator[None]:
         raise EgressProtocolError(url, f"broken response: {exc}") from exc
 
 
+@dataclass(frozen=True)
+class _BudgetKeys:
+    """Which budget each hop of one request spends: its host's, or the caller's own key
+    on the request's own host; None when the caller keeps its own ledger."""
+
+    enabled: bool
+    origin: str  # the canonical host of the first URL
+    key: str | None
+
+    def of(self, url: httpx.URL) -> str | None:
+        if not self.enabled:
+            return None
+        host = budget_host(url)
+        return self.key if self.key and host == self.origin else host
+
+
 class Egress:
     """Every outbound HTTP request of the process. Make it with `open_egress`."""
 
@@ -218,6 +235,7 @@ class Egress:
         max_bytes: int | None = None,
         accept_statuses: frozenset[int] = DEFAULT_ACCEPT,
         budget: bool = True,
+        budget_key: str | None = None,
         budget_wait: float | None = None,
         total_timeout: float | None = None,
     ) -> Fetched:
@@ -226,7 +244,9 @@ class Egress:
         `max_bytes` defaults to EGRESS_MAX_BYTES, `total_timeout` (all hops and
         the body) to EGRESS_TOTAL_TIMEOUT, `budget_wait` (seconds to wait for the
         host's budget before RateLimited) to the Egress's default. `budget=False`
-        skips the host budget (for callers with their own ledger). A redirect
+        skips the host budget (for callers with their own ledger); `budget_key`
+        spends a budget of that name instead of the host's on the URL's own host
+        (the analysis endpoint, so its calls never use up a feed host's). A redirect
         status listed in `accept_statuses` is returned instead of followed.
         """
         async with self.stream(
@@ -239,6 +259,7 @@ class Egress:
             max_bytes=max_bytes,
             accept_statuses=accept_statuses,
             budget=budget,
+            budget_key=budget_key,
             budget_wait=budget_wait,
             total_timeout=total_timeout,
         ) as response:
@@ -262,6 +283,7 @@ class Egress:
         max_bytes: int | None = None,
         accept_statuses: frozenset[int] = DEFAULT_ACCEPT,
         budget: bool = True,
+        budget_key: str | None = None,
         budget_wait: float | None = None,
         total_timeout: float | None = None,
     ) -> AsyncIterator[Streamed]:
@@ -276,11 +298,12 @@ class Egress:
         )
         wait = budget_wait if budget_wait is not None else self._budget_wait
         request = self._build(url, method, headers, content, data, json)
+        keys = _BudgetKeys(budget, budget_host(request.url), budget_key)
         async with AsyncExitStack() as stack:
             response, redirects = await self._follow(
-                request, deadline, stack, accept_statuses, budget=budget, wait=wait
+                request, deadline, stack, accept_statuses, keys=keys, wait=wait
             )
-            await self._judge(response, accept_statuses)
+            await self._judge(response, accept_statuses, keys)
             body = self._body(response, self._decoder(response, cap), cap, deadline)
             stack.push_async_callback(body.aclose)
             yield Streamed(
@@ -313,13 +336,13 @@ class Egress:
         stack: AsyncExitStack,
         accept_statuses: frozenset[int],
         *,
-        budget: bool,
+        keys: _BudgetKeys,
         wait: float,
     ) -> tuple[httpx.Response, tuple[str, ...]]:
         """Send `request` and follow its redirects; the last response stays open on `stack`."""
         redirects: list[str] = []
         while True:
-            response = await self._hop(request, deadline, stack, budget=budget, wait=wait)
+            response = await self._hop(request, deadline, stack, keys=keys, wait=wait)
             following = (
                 None
                 if response.status_code in accept_statuses
@@ -339,7 +362,7 @@ class Egress:
         deadline: _Deadline,
         stack: AsyncExitStack,
         *,
-        budget: bool,
+        keys: _BudgetKeys,
         wait: float,
     ) -> httpx.Response:
         """One request on the way: checks, budget, send. Its slot and response go on `stack`."""
@@ -347,11 +370,10 @@ class Egress:
         reason = self._policy.check_url(request.url)
         if reason is not None:
             raise EgressBlocked(url, reason)
-        if budget:
+        key = keys.of(request.url)
+        if key is not None:
             lease_for = deadline.seconds + LEASE_MARGIN
-            lease, waited = await self._budgets.acquire(
-                budget_host(request.url), url, lease=lease_for, wait=wait
-            )
+            lease, waited = await self._budgets.acquire(key, url, lease=lease_for, wait=wait)
             stack.push_async_callback(lease.release)
             deadline.extend(waited)
         with _translated(url, deadline):
@@ -376,12 +398,14 @@ class Egress:
             content=request.content if keep_body else None,
         )
 
-    async def _judge(self, response: httpx.Response, accept_statuses: frozenset[int]) -> None:
+    async def _judge(
+        self, response: httpx.Response, accept_statuses: frozenset[int], keys: _BudgetKeys
+    ) -> None:
         """Raise for a status the caller did not accept; remember a Retry-After for everyone."""
         status, url, host = response.status_code, str(response.url), budget_host(response.url)
         retry_after = parse_retry_after(response.headers.get("retry-after"))
         if status in (429, 503) and retry_after is not None:
-            await self._budgets.hold(host, retry_after)
+            await self._budgets.hold(keys.of(response.url) or host, retry_after)
         if 200 <= status < 300 or status in accept_statuses:
             return
         if status == 429 or (status == 503 and retry_after is not None):

@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from arq.worker import Worker
 
-from app.analysis import policy, services
+from app.analysis import policy, remote, services
 from app.analysis.services import Run, reconcile, run_analysis
 from app.analysis.types import AnalysisStatus
 from app.articles.services import delete_article, process_scraped_article
@@ -417,3 +417,71 @@ async def test_a_running_analysis_is_not_reset_by_a_resubmission(workspace, sett
     stored = await row(article_id)
     assert (stored["status"], stored["lease_until"]) == ("running", claim.lease_until)
     assert stored["next_attempt_at"] <= datetime.now(UTC) + timedelta(seconds=1)
+
+
+# Answers the database would refuse ---------------------------------------------------
+
+HOSTILE = {
+    "summary": "Council\u0000 approves\x01 a budget.\ud800 Trams\u202e follow.",
+    "keywords": ["trans\u0000port", "\u0000", "bud\ud800get"],
+    "language": "e\u0000n",
+}
+
+
+async def test_nul_and_other_refused_characters_are_stripped_before_saving(workspace, redis):
+    article_id = await new_article(workspace)
+    async with endpoint(chat_answer(HOSTILE), redis) as (_server, settings):
+        assert await run_analysis(workspace, article_id, settings) == Run.COMPLETED
+
+    stored = await row(article_id)
+    assert stored["status"] == "completed"
+    assert stored["summary"] == "Council approves a budget. Trams follow."
+    assert json.loads(stored["keywords"]) == ["transport", "budget"]
+    assert stored["language"] == "en"
+
+
+async def test_an_answer_that_cannot_be_saved_fails_the_analysis_with_its_reason(
+    workspace, redis, monkeypatch
+):
+    """Whatever the database refuses while recording, the row says failed, never running."""
+    article_id = await new_article(workspace)
+    # Let a NUL through the cleaning, as a character we did not foresee would.
+    monkeypatch.setattr(remote, "_plain", lambda text, limit: text[:limit])
+    async with endpoint(chat_answer(HOSTILE), redis) as (server, settings):
+        assert await run_analysis(workspace, article_id, settings) == Run.FAILED
+        # Not claimable again at once: the endpoint is not asked again and again.
+        assert await run_analysis(workspace, article_id, settings) == Run.SKIPPED
+        assert await reconcile() == 0
+
+    stored = await row(article_id)
+    assert stored["status"] == "failed"
+    assert stored["lease_until"] is None
+    assert "could not be saved" in stored["error"]
+    assert len(server.requests) == 1
+
+
+async def test_analysis_calls_do_not_spend_the_budget_of_a_host_that_serves_feeds(workspace, redis):
+    """A slow analysis call holds no slot of its host: a feed on that host is still read."""
+
+    def handler(seen: Seen) -> Reply:
+        if seen.target == "/feed.xml":
+            return Reply(body=b"<rss/>")
+        return Reply(
+            delay=1.0, headers=[("Content-Type", "application/json")], body=chat_answer(GOOD).body
+        )
+
+    article_id = await new_article(workspace)
+    async with endpoint(handler, redis) as (server, settings):
+        # One request at a time to this host, and no waiting for it.
+        strict = settings.model_copy(update={"egress_host_budgets": ["127.0.0.1=1000/1000/1"]})
+        process, feeds = Egress(strict, redis), Egress(strict, redis, budget_wait=0)
+        use_egress(process)
+        try:
+            analysis = asyncio.create_task(run_analysis(workspace, article_id, strict))
+            await server.connected.wait()
+            feed = await feeds.fetch(server.url("/feed.xml"))
+            assert await analysis == Run.COMPLETED
+        finally:
+            await process.aclose()
+            await feeds.aclose()
+    assert feed.content == b"<rss/>"
