@@ -9,8 +9,9 @@ so they are tested table by table:
   nothing: most sites load a consent script beside a perfectly readable
   article. Wording alone means nothing either: an article about cookie law
   is long and mostly about other things.
-- `paywall`: a paywall marker (JSON-LD `isAccessibleForFree: false`, paywall
-  class names, "subscribe to continue" phrases) AND truncated text.
+- `paywall`: a paywall sign (JSON-LD `isAccessibleForFree: false`,
+  "subscribe to continue" phrases) AND short text; a paywall vendor's class
+  name alone counts only when the text that came out stops mid-sentence.
 - `block_page`: the page is an error or a bot check that answered 200.
 """
 
@@ -136,9 +137,12 @@ def consent_wall(markers: Iterable[str], text: str) -> ConsentVerdict:
 
 # Paywalls -------------------------------------------------------------------
 
-# `"isAccessibleForFree": false` (JSON-LD, also as a string) or the microdata form.
-_NOT_FREE = re.compile(
-    r"""["']?isaccessibleforfree["']?\s*(?::\s*["']?false\b|[^>]*\bcontent\s*=\s*["']false)""",
+# `"isAccessibleForFree": false` (JSON-LD, also as a string) or the microdata form,
+# matched only where the name occurs: a regex over a whole 5 MB page costs more
+# than the rest of its extraction, `str.find` on the usual spellings does not.
+_NOT_FREE_NAMES = ("isAccessibleForFree", "isaccessibleforfree", "ISACCESSIBLEFORFREE")
+_NOT_FREE_VALUE = re.compile(
+    r"""["']?\s*(?::\s*["']?false\b|[^>]{0,300}?\bcontent\s*=\s*["']false)""",
     re.IGNORECASE,
 )
 PAYWALL_CLASSES: tuple[str, ...] = (
@@ -214,23 +218,53 @@ class PaywallVerdict:
 
 
 def paywall(
-    raw_html: str, markers: Iterable[str], page_text: str, word_count: int
+    raw_html: str, markers: Iterable[str], page_text: str, text: str, word_count: int
 ) -> PaywallVerdict:
-    """A probable paywall: a marker, and extracted text short enough to be a teaser.
+    """A probable paywall: a sign of one, and extracted `text` that reads like a teaser.
 
-    `raw_html` is searched for the JSON-LD/microdata flag, `markers` (ids and
-    class names) for paywall class names, `page_text` (everything visible,
-    not just the extracted article) for the phrases; `word_count` is the
-    extracted article's length.
+    Signs: `raw_html`'s JSON-LD/microdata flag, a "subscribe to continue"
+    phrase in `page_text` (everything visible) or the extracted `text` (of
+    `word_count` words), and
+    paywall class names among `markers`. A class name only names a vendor
+    that many sites load beside complete articles, so on its own it counts
+    only when the text that came out stops mid-sentence. Text of
+    PAYWALL_TRUNCATED_WORDS or more is the article: nothing is searched then.
     """
+    if word_count >= PAYWALL_TRUNCATED_WORDS:
+        return PaywallVerdict(False, ())
     signals: list[str] = []
-    if _NOT_FREE.search(raw_html):
+    if not_free(raw_html):
         signals.append("json-ld")
-    haystack = " ".join(m.lower() for m in markers)
-    signals += [f"class:{name}" for name in PAYWALL_CLASSES if name in haystack]
-    lowered = " ".join(page_text.lower().split())
+    lowered = " ".join(f"{text} {page_text}".lower().split())
     signals += [f"phrase:{p}" for p in _ALL_PAYWALL_PHRASES if p in lowered]
-    return PaywallVerdict(bool(signals) and word_count < PAYWALL_TRUNCATED_WORDS, tuple(signals))
+    haystack = " ".join(m.lower() for m in markers)
+    classes = [f"class:{name}" for name in PAYWALL_CLASSES if name in haystack]
+    decisive = bool(signals) or (bool(classes) and cut_short(text))
+    return PaywallVerdict(decisive, tuple(signals + classes))
+
+
+def not_free(raw_html: str) -> bool:
+    """Whether the page says `isAccessibleForFree: false` (JSON-LD or microdata)."""
+    for name in _NOT_FREE_NAMES:
+        at = raw_html.find(name)
+        while at >= 0:
+            end = at + len(name)
+            if _NOT_FREE_VALUE.match(raw_html, end, end + 400):
+                return True
+            at = raw_html.find(name, end)
+    return False
+
+
+# How a complete text ends: a sentence mark, maybe inside quotes or brackets.
+_SENTENCE_END = re.compile(r"""[.!?。！？…"'”’»)\]]\s*$""")
+
+
+def cut_short(text: str) -> bool:
+    """Whether the text stops mid-sentence or trails off ("…", "..."), as teasers do."""
+    tail = text.rstrip()
+    if not tail:
+        return True
+    return tail.endswith(("…", "...")) or not _SENTENCE_END.search(tail[-3:])
 
 
 # Block and error pages that answered 200 ---------------------------------------

@@ -297,6 +297,7 @@ def read_html(
         raise ExtractionError(url, Failure.NO_TEXT, _("No readable text found on the page."))
     markers = page_markers(tree)
     meta = head_meta(tree)
+    drop_captions(tree)
     found = trafilatura.bare_extraction(
         tree,
         url=final_url,
@@ -323,7 +324,7 @@ def read_html(
         page_text = trafilatura.html2txt(decoded.text) or ""
     judged = text if word_count >= SHORT_TEXT_WORDS else page_text
     consent = consent_wall(markers, judged)
-    wall = paywall(decoded.text, markers, page_text, word_count)
+    wall = paywall(decoded.text, markers, page_text, text, word_count)
     blocked = None if consent.wall else block_page(title, judged, word_count)
 
     metadata: dict[str, Any] = {
@@ -410,6 +411,62 @@ def drop_title_heading(doc: Document, title: str) -> Document:
 
 def _squash(text: str) -> str:
     return " ".join(text.lower().split())
+
+
+# Captions ----------------------------------------------------------------------
+
+# A class token with one of these in it marks an image's caption or credit.
+_CAPTION_CLASSES = ("caption", "credit")
+MAX_CAPTION_CHARS = 600  # longer is not a caption but a wrapper that happens to say so
+_IMAGE_TAGS = frozenset({"img", "picture"})
+
+
+def drop_captions(tree: HtmlElement) -> None:
+    """Take image captions and credits out of the page before trafilatura reads it.
+
+    They describe a picture, not the story: kept, they would run into the
+    stored text that search, excerpts and analysis read. An image without
+    alt text gets its caption as alt, so the reader still says what it shows.
+    """
+    captions: list[HtmlElement] = []
+    for element in tree.iter():
+        if not isinstance(element.tag, str) or _has_image(element):
+            continue
+        if _is_caption(element):
+            captions.append(element)
+    for caption in captions:
+        if caption.getparent() is None or len(caption.text_content()) > MAX_CAPTION_CHARS:
+            continue
+        _alt_from_caption(caption)
+        caption.drop_tree()  # keeps the text after it (its tail)
+
+
+def _is_caption(element: HtmlElement) -> bool:
+    if element.tag == "figcaption" or _caption_class(element.get("class", "")):
+        return True
+    return element.tag == "p" and _in_figure_with_image(element)
+
+
+def _has_image(element: HtmlElement) -> bool:
+    return element.tag in _IMAGE_TAGS or any(True for _ in element.iter("img"))
+
+
+def _caption_class(value: str) -> bool:
+    return any(name in token for token in value.lower().split() for name in _CAPTION_CLASSES)
+
+
+def _in_figure_with_image(element: HtmlElement) -> bool:
+    figure = next(element.iterancestors("figure"), None)
+    return figure is not None and _has_image(figure)
+
+
+def _alt_from_caption(caption: HtmlElement) -> None:
+    holder = next(caption.iterancestors("figure"), None)
+    if holder is None:
+        holder = caption.getparent()
+    image = next(holder.iter("img"), None) if holder is not None else None
+    if image is not None and not (image.get("alt") or "").strip():
+        image.set("alt", _clean(caption.text_content())[:300])
 
 
 # Reading the page's head and markers -----------------------------------------

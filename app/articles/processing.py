@@ -11,6 +11,7 @@ the database.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -91,7 +92,7 @@ def prepare(event: ScrapedArticle) -> PreparedArticle:
         url_hash=url_hash(url),
         source=str(event.source),
         title=clean(event.title, MAX_TITLE),
-        byline=clean(event.byline, MAX_TITLE),
+        byline=byline_without_site(clean(event.byline, MAX_TITLE), clean(event.site_name), url),
         site_name=clean(event.site_name, MAX_TITLE),
         language=clean(event.language, MAX_LANGUAGE).lower(),
         published_at=_aware(event.published_at),
@@ -104,6 +105,37 @@ def prepare(event: ScrapedArticle) -> PreparedArticle:
         warnings=sorted({str(w) for w in event.warnings}),
         arxiv=_prepare_arxiv(event.arxiv) if event.arxiv else None,
     )
+
+
+# Where a byline lists several names or adds its outlet: "A; B", "A, Site",
+# "A | Site", "A (Site)", "A for Site", "A - Site".
+_BYLINE_PARTS = re.compile(r"\s*(?:[;,|·/()]|\s[-–—]\s|\bfor\b)\s*", re.IGNORECASE)
+
+
+def byline_without_site(byline: str, site_name: str, url: str) -> str:
+    """The byline without the site's own name (the library shows the site beside it).
+
+    Pages and feeds often credit "Lois Lane; Daily Planet" or just "Daily
+    Planet". Parts naming the site (its name or its host) are dropped; a
+    byline with no such part is kept exactly as it was.
+    """
+    names = {_site_key(site_name), _site_key(_host(url))} - {""}
+    parts = [p for p in _BYLINE_PARTS.split(byline) if p.strip()]
+    kept = [p for p in parts if _site_key(p) not in names]
+    return byline if len(kept) == len(parts) else ", ".join(kept)
+
+
+def _site_key(name: str) -> str:
+    """'The Daily Planet', 'Daily Planet staff', 'www.DailyPlanet.com' -> 'dailyplanet'."""
+    key = name.casefold().strip()
+    key = re.sub(r"^(?:by\s+|the\s+|www\.)+", "", key)
+    key = re.sub(r"\s+(?:staff|newsroom|editors|team|desk|redaktion)$", "", key)
+    key = re.sub(r"\.(?:com|org|net|co\.uk|[a-z]{2})$", "", key)
+    return re.sub(r"[^\w]+", "", key)
+
+
+def _host(url: str) -> str:
+    return url.split("//", 1)[-1].split("/", 1)[0].split(":", 1)[0]
 
 
 def _aware(value: datetime | None) -> datetime | None:

@@ -1,4 +1,9 @@
-"""Plain text from a Document, for search indexing and previews."""
+"""Plain text from a Document, for search indexing, previews and analysis.
+
+Images say nothing here, not even their alt text: it describes a picture,
+not the story, and would run into excerpts and search hits (the reader still
+shows the image with its alt).
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,6 @@ from app.safe_content.ast import (
     Em,
     Hashtag,
     Heading,
-    Image,
     Inline,
     LineBreak,
     Link,
@@ -46,15 +50,13 @@ def _block_text(block: Block) -> str:
 
 
 def inline_text(nodes: tuple[Inline, ...]) -> str:
-    """The visible text of inline nodes (images by their alt text)."""
+    """The text of inline nodes (images left out)."""
     parts: list[str] = []
     for node in nodes:
         if isinstance(node, Text | Code):
             parts.append(node.text)
         elif isinstance(node, LineBreak):
             parts.append("\n")
-        elif isinstance(node, Image):
-            parts.append(node.alt)
         elif isinstance(node, Mention):
             parts.append(node.label)
         elif isinstance(node, Hashtag):

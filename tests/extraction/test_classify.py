@@ -10,6 +10,7 @@ from app.articles.consent import (
     block_page,
     consent_platforms,
     consent_wall,
+    not_free,
     paywall,
     words,
 )
@@ -115,6 +116,7 @@ TEASER = (
     "The harbour authority wants every crane, tug and shore connection at the container "
     "terminal to run on electricity by the end of the decade."
 )
+CUT_TEASER = TEASER.removesuffix(" decade.") + " …"
 
 
 @pytest.mark.parametrize(
@@ -128,8 +130,8 @@ TEASER = (
         ),
         ('{"isAccessibleForFree":"False"}', [], TEASER, "json-ld"),
         ('<meta itemprop="isAccessibleForFree" content="false">', [], TEASER, "json-ld"),
-        ("", ["article-body paywall"], TEASER, "class:paywall"),
-        ("", ["tp-modal"], TEASER, "class:tp-modal"),
+        ("", ["article-body paywall"], CUT_TEASER, "class:paywall"),
+        ("", ["tp-modal"], CUT_TEASER, "class:tp-modal"),
         (
             "",
             [],
@@ -153,7 +155,8 @@ TEASER = (
     ],
 )
 def test_a_paywall_marker_with_truncated_text_is_a_paywall(raw_html, markers, page_text, signal):
-    verdict = paywall(raw_html, markers, page_text, len(words(TEASER)))
+    text = page_text if markers else TEASER
+    verdict = paywall(raw_html, markers, page_text, text, len(words(text)))
     assert verdict.paywall
     assert signal in verdict.signals
 
@@ -161,14 +164,35 @@ def test_a_paywall_marker_with_truncated_text_is_a_paywall(raw_html, markers, pa
 def test_a_paywall_marker_beside_the_whole_article_is_no_paywall():
     # Metered sites mark the article but send all of it; we have the text.
     verdict = paywall(
-        '{"isAccessibleForFree": false}', ["paywall"], "", PAYWALL_TRUNCATED_WORDS + 1
+        '{"isAccessibleForFree": false}', ["paywall"], "", TEASER, PAYWALL_TRUNCATED_WORDS + 1
     )
     assert not verdict.paywall
-    assert verdict.signals
+
+
+@pytest.mark.parametrize("markers", [["piano-container"], ["tp-modal"], ["laterpay-widget"]])
+def test_a_vendor_class_beside_a_complete_short_article_is_no_paywall(markers):
+    # A site loads Piano or LaterPay beside a short piece it sends in full:
+    # the text ends its last sentence, so the class name alone proves nothing.
+    verdict = paywall("<script src=x></script>", markers, TEASER, TEASER, len(words(TEASER)))
+    assert not verdict.paywall
+    assert verdict.signals  # seen, kept in metadata, not decisive
+
+
+@pytest.mark.parametrize("ending", ["…", "...", "to run on"])
+def test_a_vendor_class_beside_text_cut_mid_sentence_is_a_paywall(ending):
+    text = TEASER.removesuffix(" decade.") + " " + ending
+    verdict = paywall("", ["tp-modal"], text, text, len(words(text)))
+    assert verdict.paywall
+
+
+def test_the_not_free_flag_is_found_in_a_large_page_without_scanning_it_with_a_regex():
+    page = "<p>" + "word " * 1_000_000 + '</p><script>{"isAccessibleForFree":false}</script>'
+    assert not_free(page)
+    assert not not_free(page.replace(":false", ":true"))
 
 
 def test_free_articles_are_no_paywall():
-    verdict = paywall('{"isAccessibleForFree": true}', ["article"], TEASER, 40)
+    verdict = paywall('{"isAccessibleForFree": true}', ["article"], TEASER, TEASER, 40)
     assert not verdict.paywall
     assert verdict.signals == ()
 

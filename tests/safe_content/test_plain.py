@@ -51,7 +51,7 @@ def test_blocks_become_blank_lines_and_breaks_newlines() -> None:
         )
     )
     assert to_text(doc) == (
-        "Title\n\na b c()\nlink chart @alice #cats\n\nx = 1\ny = 2\n\nquoted\n\ntwice\n\none\ntwo"
+        "Title\n\na b c()\nlink  @alice #cats\n\nx = 1\ny = 2\n\nquoted\n\ntwice\n\none\ntwo"
     )
 
 
