@@ -50,11 +50,17 @@ class WorkerSettings:
         # source is never run twice at once; no kept result, as for analyses.
         func(tasks.scrape_topic_source, keep_result=0, timeout=14 * 60),
         tasks.wake_topic_sources,
+        # The source's lease (2 min) outlives a poll; no kept result, as above.
+        func(tasks.poll_stream_source, keep_result=0, timeout=110),
+        func(tasks.poll_due_streams, keep_result=0, timeout=110),
+        tasks.sweep_feed_items,
     ]
     cron_jobs = [
         cron(tasks.housekeeping, hour={3}, minute={17}, run_at_startup=False),
         cron(tasks.reconcile_analyses, second={41}, run_at_startup=True),
         cron(tasks.wake_topic_sources, second={11}, run_at_startup=True),
+        cron(tasks.poll_due_streams, second=set(range(0, 60, 5)), run_at_startup=True),
+        cron(tasks.sweep_feed_items, hour={4}, minute={23}, run_at_startup=False),
     ]
     on_startup = startup
     on_shutdown = shutdown

@@ -7,6 +7,8 @@ from typing import Any
 from app.accounts.housekeeping import forget_expired
 from app.analysis import services as analysis
 from app.core import config
+from app.streams import polling as stream_polling
+from app.streams import services as streams
 from app.topics import scraping
 from app.topics import services as topics
 
@@ -35,3 +37,18 @@ async def wake_topic_sources(ctx: dict[str, Any]) -> dict[str, int]:
     """Every minute: close runs a dead worker left open, wake a job per due source."""
     interrupted = await topics.close_interrupted_runs()
     return {"interrupted": interrupted, "woken": await topics.wake_due_sources()}
+
+
+async def poll_stream_source(ctx: dict[str, Any], workspace_id: int, source_id: int) -> bool:
+    """Poll one wall source if it is due and free (a new source, a manual refresh)."""
+    return await stream_polling.poll_source(workspace_id, source_id)
+
+
+async def poll_due_streams(ctx: dict[str, Any]) -> int:
+    """Every 5 s: poll the wall's due sources, at most 4 at once in this worker."""
+    return await stream_polling.run_due()
+
+
+async def sweep_feed_items(ctx: dict[str, Any]) -> int:
+    """Daily: delete wall items past their expiry or unseen for 30 days."""
+    return await streams.sweep_items()

@@ -16,6 +16,7 @@ TABLE_MODULES: tuple[str, ...] = (
     "app.events.tables",
     "app.topics.tables",
     "app.articles.tables",
+    "app.streams.tables",
 )
 
 

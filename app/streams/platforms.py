@@ -1,0 +1,213 @@
+"""What each platform can do, and how a column's words become each one's query. Pure.
+
+The catalogue is the platforms' facts (seed 003 section 2.1), whether or not
+this server has a provider for them yet: Mastodon has no global search, only
+hashtag timelines; Instagram only single hashtags; TikTok nothing compliant.
+Adaptation happens once, when a column is saved, so two columns asking the
+same of a platform share one source (and one poll).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import timedelta
+
+import idna
+
+from app.articles.urls import InvalidUrl, normalize_url
+from app.core.i18n import _
+from app.streams.types import ColumnType, SourceKind, Unsupported
+
+MIN_INTERVAL_MS = 60_000  # a person may ask for no faster than this
+MAX_INTERVAL_MS = 3_600_000  # ... and no slower
+DEFAULT_INTERVAL_MS: dict[ColumnType, int] = {
+    ColumnType.PLATFORM_FEED: 60_000,
+    ColumnType.KEYWORD: 120_000,
+    ColumnType.ACCOUNT_LIST: 180_000,
+    ColumnType.SAVED_SEARCH: 300_000,
+}
+
+
+@dataclass(frozen=True)
+class LedgerRule:
+    """A provider's spend that is not per-host: every call debits `bucket` in its window."""
+
+    bucket: str  # e.g. "yt_search_calls"
+    window: timedelta  # windows start at multiples of this since the epoch
+    default_cap: int  # units per window per workspace; 0 = off until an admin raises it
+    kinds: frozenset[SourceKind]  # the calls it applies to
+
+
+@dataclass(frozen=True)
+class Platform:
+    name: str
+    label: str
+    kinds: frozenset[SourceKind]  # what it can be asked for at all
+    instance_based: bool = False  # hosts vary (Mastodon): ids are host-qualified
+    min_interval_ms: int = MIN_INTERVAL_MS  # the per-host budget's floor for one source
+    ledger: LedgerRule | None = None
+    no_search_reason: str = ""
+    no_accounts_reason: str = ""
+
+
+_ALL = frozenset(SourceKind)
+
+PLATFORMS: dict[str, Platform] = {
+    p.name: p
+    for p in (
+        Platform("bluesky", "Bluesky", _ALL),
+        Platform("mastodon", "Mastodon", _ALL, instance_based=True),
+        Platform(
+            "youtube",
+            "YouTube",
+            frozenset({SourceKind.SEARCH, SourceKind.AUTHOR}),
+            ledger=LedgerRule(
+                "yt_search_calls", timedelta(days=1), 90, frozenset({SourceKind.SEARCH})
+            ),
+        ),
+        Platform(
+            "x",
+            "X",
+            _ALL,
+            ledger=LedgerRule("x_post_reads", timedelta(days=30), 0, _ALL),
+        ),
+        Platform(
+            "instagram",
+            "Instagram",
+            frozenset({SourceKind.SEARCH}),
+            ledger=LedgerRule(
+                "ig_hashtag_window", timedelta(days=7), 30, frozenset({SourceKind.SEARCH})
+            ),
+            no_accounts_reason="Instagram does not let apps follow other people's accounts.",
+        ),
+        Platform(
+            "tiktok",
+            "TikTok",
+            frozenset(),
+            no_search_reason="TikTok offers no search that a newsroom may use.",
+            no_accounts_reason="TikTok offers no public account feeds.",
+        ),
+        Platform(
+            "rss",
+            "RSS/Atom",
+            frozenset({SourceKind.AUTHOR}),
+            min_interval_ms=120_000,
+            instance_based=True,
+            no_search_reason="RSS and Atom feeds cannot be searched; add the feed to an account list.",
+        ),
+    )
+}
+
+
+def platform(name: str) -> Platform | None:
+    return PLATFORMS.get(name)
+
+
+def floor_ms(p: Platform, kind: SourceKind) -> int:
+    """The shortest interval the platform's budgets allow one source of `kind`."""
+    floor = p.min_interval_ms
+    if p.ledger is not None and kind in p.ledger.kinds and p.ledger.default_cap > 0:
+        per_call = int(p.ledger.window.total_seconds() * 1000 / p.ledger.default_cap)
+        floor = max(floor, per_call)
+    return floor
+
+
+def clamp_interval(interval_ms: int | None, column_type: ColumnType) -> int:
+    wanted = DEFAULT_INTERVAL_MS[column_type] if interval_ms is None else interval_ms
+    return max(MIN_INTERVAL_MS, min(MAX_INTERVAL_MS, wanted))
+
+
+# Queries ------------------------------------------------------------------------------
+
+_HASHTAG = re.compile(r"#(\w+)", re.UNICODE)
+
+
+def adapt_query(name: str, query: str, *, ledger_enabled: bool = False) -> str | Unsupported:
+    """What `query` becomes for platform `name`, or why that platform cannot search for it."""
+    p = PLATFORMS[name]
+    if SourceKind.SEARCH not in p.kinds:
+        return Unsupported(
+            name, _(p.no_search_reason or "%(p)s cannot be searched.") % {"p": p.label}
+        )
+    if name == "mastodon":
+        tag = _HASHTAG.search(query)
+        if tag is None:
+            return Unsupported(name, _("Mastodon supports #hashtag queries only."))
+        return tag.group(1).lower()
+    if name == "instagram":
+        whole = _HASHTAG.fullmatch(query.strip())
+        if whole is None:
+            return Unsupported(name, _("Instagram columns take a single #hashtag only."))
+        return whole.group(1).lower()
+    if name == "x" and not ledger_enabled:
+        return Unsupported(name, _("X reads cost money: an admin must set a budget first."))
+    return query
+
+
+# Handles ------------------------------------------------------------------------------
+
+_BSKY_HANDLE = re.compile(r"(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,61}")
+_DID = re.compile(r"did:(?:plc|web):[a-z0-9._:%-]{1,200}")
+_MASTODON = re.compile(r"@?([A-Za-z0-9_][A-Za-z0-9_.-]{0,63})@([^@\s/]{1,253})")
+_YT_CHANNEL = re.compile(r"UC[A-Za-z0-9_-]{22}")
+_YT_HANDLE = re.compile(r"@[A-Za-z0-9._-]{3,30}")
+_X_HANDLE = re.compile(r"@?([A-Za-z0-9_]{1,15})")
+
+
+def canonical_host(host: str) -> str | None:
+    """A host lower-cased and IDNA-encoded, without a trailing dot or default port; None if invalid."""
+    name, port = host.strip(), ""
+    head, sep, tail = name.rpartition(":")
+    if sep and tail.isdigit():
+        name, port = head, tail
+    try:
+        encoded = idna.encode(name.rstrip("."), uts46=True, transitional=False).decode("ascii")
+    except (idna.IDNAError, UnicodeError):
+        return None
+    encoded = encoded.lower()
+    return encoded if port in ("", "80", "443") else f"{encoded}:{port}"
+
+
+def canonical_handle(name: str, handle: str) -> str | Unsupported | None:
+    """The handle in the platform's canonical form; None if it is not one; Unsupported if the
+    platform has no account feeds. RSS takes a feed address, which is canonicalised by its
+    provider (see providers/rss.py), so it passes through trimmed."""
+    p = PLATFORMS[name]
+    if SourceKind.AUTHOR not in p.kinds:
+        return Unsupported(
+            name, _(p.no_accounts_reason or "%(p)s has no account feeds.") % {"p": p.label}
+        )
+    handle = handle.strip()
+    if name == "bluesky":
+        bare = handle.removeprefix("@").lower()
+        return bare if _BSKY_HANDLE.fullmatch(bare) or _DID.fullmatch(bare) else None
+    if name == "mastodon":
+        found = _MASTODON.fullmatch(handle)
+        host = canonical_host(found.group(2)) if found else None
+        return f"{found.group(1).lower()}@{host}" if found and host else None
+    if name == "youtube":
+        if _YT_CHANNEL.fullmatch(handle):
+            return handle
+        return handle.lower() if _YT_HANDLE.fullmatch(handle) else None
+    if name == "x":
+        found = _X_HANDLE.fullmatch(handle)
+        return found.group(1).lower() if found else None
+    return feed_address(handle)
+
+
+def feed_address(handle: str) -> str | None:
+    """An RSS/Atom follow as a feed URL: a feed's http(s) address, a Mastodon
+    `@user@host` (its public `@user.rss`) or a YouTube channel id (its channel feed)."""
+    mastodon = _MASTODON.fullmatch(handle)
+    if mastodon and handle.startswith("@"):
+        host = canonical_host(mastodon.group(2))
+        return f"https://{host}/@{mastodon.group(1)}.rss" if host else None
+    if _YT_CHANNEL.fullmatch(handle):
+        return f"https://www.youtube.com/feeds/videos.xml?channel_id={handle}"
+    if not handle.lower().startswith(("http://", "https://")):
+        return None
+    try:
+        return normalize_url(handle)
+    except InvalidUrl:
+        return None

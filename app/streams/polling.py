@@ -1,0 +1,167 @@
+"""One poll of one source, front to back, and the scheduler loop that runs them.
+
+    claim (lease, SKIP LOCKED) -> credential (vault, or keyless) -> ledger -> resolve the
+    account (author feeds; cached) -> provider call through egress (host budget inside)
+    -> store items, link them to every column of the source, next poll -> live notice
+
+A manual refresh and a new source wake the same `poll_source` (job
+`poll_stream_source`); the arq cron runs `run_due`, which keeps at most
+`POLLS_PER_WORKER` polls in flight in this process. Every path may run twice or
+concurrently: the lease decides who polls, and a poll that finds its source
+not due does nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from datetime import UTC, datetime
+
+from app.core.i18n import _
+from app.egress import EgressError, RateLimited
+from app.streams import platforms, resolver, services
+from app.streams.providers import Credential, FetchRequest, ProviderError, fetch, provider_for
+from app.streams.schedule import (
+    Outcome,
+    after_failure,
+    after_rate_limit,
+    after_success,
+    budget_paused,
+)
+from app.streams.services import LeasedSource
+from app.streams.types import SourceKind
+from app.vault import VaultError
+
+log = logging.getLogger(__name__)
+
+POLLS_PER_WORKER = 4
+PAGE_LIMIT = 40  # items asked for per poll
+RUN_SECONDS = 50.0  # one cron run polls for at most this long, then the next tick goes on
+
+_slots = asyncio.Semaphore(POLLS_PER_WORKER)
+_running = False  # one scheduler loop per process; overlapping cron ticks return at once
+
+
+async def poll_source(workspace_id: int, source_id: int, *, jitter: float | None = None) -> bool:
+    """Poll one source if it is due and free; False when there was nothing to do."""
+    async with _slots:
+        source = await services.claim_source(workspace_id, source_id)
+        if source is None:
+            return False
+        await _poll_claimed(source, jitter)
+    return True
+
+
+async def run_due(*, seconds: float = RUN_SECONDS, jitter: float | None = None) -> int:
+    """Poll due sources of every workspace, up to `POLLS_PER_WORKER` at once; polls started."""
+    global _running
+    if _running:
+        return 0
+    _running = True
+    started, deadline = 0, time.monotonic() + seconds
+    try:
+        async with asyncio.TaskGroup() as group:
+            while time.monotonic() < deadline:
+                await _slots.acquire()
+                try:
+                    source = await services.claim_next_due()
+                except BaseException:
+                    _slots.release()
+                    raise
+                if source is None:
+                    _slots.release()
+                    break
+                started += 1
+                group.create_task(_run_and_release(source, jitter))
+    finally:
+        _running = False
+    return started
+
+
+async def _run_and_release(source: LeasedSource, jitter: float | None) -> None:
+    try:
+        await _poll_claimed(source, jitter)
+    finally:
+        _slots.release()
+
+
+async def _poll_claimed(source: LeasedSource, jitter: float | None) -> None:
+    j = random.uniform(-1, 1) if jitter is None else jitter
+    try:
+        await _poll(source, j)
+    except asyncio.CancelledError:
+        # Stopped (shutdown): count it as a failed poll so the lease is not left to expire.
+        outcome = after_failure(source.interval_ms, source.consecutive_failures,
+                                polled_before=source.polled_before, jitter=j)  # fmt: skip
+        await asyncio.shield(services.finish(source, outcome, _("The poll was interrupted.")))
+        raise
+    except Exception:
+        log.exception("stream source %s: the poll failed unexpectedly", source.id)
+        outcome = after_failure(source.interval_ms, source.consecutive_failures,
+                                polled_before=source.polled_before, jitter=j)  # fmt: skip
+        await services.finish(source, outcome, _("The poll failed on an unexpected error."))
+
+
+def _failed(source: LeasedSource, jitter: float) -> Outcome:
+    return after_failure(
+        source.interval_ms, source.consecutive_failures, polled_before=source.polled_before,
+        jitter=jitter,
+    )  # fmt: skip
+
+
+async def _poll(source: LeasedSource, jitter: float) -> None:
+    provider = provider_for(source.provider)
+    if provider is None or source.kind not in provider.kinds:
+        await services.mark_unsupported(source, _("This server cannot read this source yet."))
+        return
+    # 1. Credential: the connection's (gone: the source stops), else the workspace's key.
+    credential: Credential | None
+    try:
+        if source.connection_id is not None:
+            credential = await services.connection_credential(source)
+        else:
+            credential = await services.workspace_credential(source.workspace_id, source.provider)
+    except services.ConnectionGone:
+        await services.disable(source, _("The connected account was removed; reconnect it."))
+        return
+    except VaultError:
+        message = _("The stored key no longer opens; enter it again.")
+        await services.finish(source, _failed(source, jitter), message)
+        return
+    # 2. The provider's ledger (a paid or windowed API), before any request.
+    rule = platforms.PLATFORMS[source.provider].ledger
+    if rule is not None and source.kind in rule.kinds:
+        window_end = await services.take_ledger(source.workspace_id, source.provider, rule)
+        if window_end is not None:
+            outcome = budget_paused(window_end, datetime.now(UTC), source.consecutive_failures)
+            await services.finish(source, outcome, _("The budget for this period is spent."))
+            return
+    # 3. The call, through egress (the per-host budget is taken there).
+    try:
+        request = FetchRequest(query=source.query, cursor=source.cursor, limit=PAGE_LIMIT)
+        if source.kind == SourceKind.AUTHOR:
+            handle = source.actor_ref.partition(":")[2]
+            actor = await resolver.resolve(provider, credential, handle)
+            if actor is None:
+                await services.finish(
+                    source,
+                    _failed(source, jitter),
+                    services.handle_not_found(source.provider, handle),
+                )
+                return
+            request = FetchRequest(actor=actor, cursor=source.cursor, limit=PAGE_LIMIT)
+        page = await fetch(provider, source.kind, credential, request)
+    except RateLimited as error:
+        outcome = after_rate_limit(source.interval_ms, source.consecutive_failures,
+                                   error.retry_after, jitter=jitter)  # fmt: skip
+        await services.finish(source, outcome, error.message)
+        return
+    except (EgressError, ProviderError) as error:
+        await services.finish(source, _failed(source, jitter), error.message)
+        return
+    if rule is not None and source.kind in rule.kinds:
+        await services.debit_ledger(source.workspace_id, source.provider, rule, page.units - 1)
+    # 4. Store and link; the source is ready again.
+    await services.store_page(source, page, after_success(source.interval_ms, jitter=jitter))

@@ -1,0 +1,180 @@
+"""The provider protocol: how the wall reads one platform.
+
+A provider says what it can do (`kinds`) and implements the calls for it;
+the rest answer `ProviderError` (the `BaseProvider` defaults). Every call
+takes a `Credential` - a connection's token, or the workspace's key for the
+provider - or `None` for keyless use, and goes out only through app.egress.
+Items come back normalised: content is already an app.safe_content
+`Document`, never HTML; `canonical_id` is what dedup keys are made of.
+
+Egress errors (RateLimited, EgressTimeout, ...) pass through untouched: the
+scheduler knows what each means for the source. `ProviderError` is for an
+answer that arrived but cannot be used (not a feed, a broken JSON shape).
+
+Register a provider once at import (`register(RssProvider())`); the next
+platforms (Bluesky, Mastodon, YouTube) slot in the same way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+
+from app.core.i18n import _
+from app.safe_content import Document
+from app.streams.types import SourceKind
+
+
+class ProviderError(Exception):
+    """The platform answered, but not with anything usable; `message` is for people."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Credential:
+    secret: str  # the token or key, unsealed just for this call; never logged or stored
+    connection_id: int | None = None  # None: the workspace's key for the provider
+    instance: str = ""  # the connection's host, for instance-based providers
+    handle: str = ""  # the connected account
+
+
+@dataclass(frozen=True)
+class Actor:
+    """An account found by `resolve_handle`."""
+
+    ref: str  # what author_feed needs: a DID, an account id, a feed's final URL
+    handle: str  # canonical handle as people write it
+    display_name: str = ""
+
+
+@dataclass(frozen=True)
+class FetchRequest:
+    query: str = ""  # search: the adapted query
+    actor: Actor | None = None  # author_feed: the resolved account
+    cursor: str = ""  # what the provider returned last time ("" the first time)
+    limit: int = 40  # items wanted at most
+
+
+@dataclass(frozen=True)
+class MediaRef:
+    kind: str  # "image" | "video"
+    url: str  # the remote http(s) URL; pages see it only through the media proxy
+    alt: str = ""
+
+
+@dataclass(frozen=True)
+class RemoteItem:
+    remote_id: str  # the platform's id, as it gives it
+    canonical_id: str  # lower-cased; "host/id" for instance-based providers (IDNA host)
+    author_handle: str
+    created_at: datetime  # timezone-aware
+    content: Document
+    plain_text: str
+    author_ref: str = ""
+    url: str = ""  # http(s) permalink or ""
+    media: tuple[MediaRef, ...] = ()
+    metrics: dict[str, float] = field(default_factory=dict)  # finite numbers only
+    expires_at: datetime | None = None  # e.g. YouTube Data API items: fetched + 30 days
+
+
+@dataclass(frozen=True)
+class Page:
+    items: tuple[RemoteItem, ...] = ()
+    cursor: str = ""  # the next "since" position; "" keeps the old one
+    dropped: int = 0  # entries that could not be normalised
+    units: int = 1  # ledger units this call used (calls, or posts read for X)
+
+
+class Provider(Protocol):
+    name: str  # the platform name of app.streams.platforms
+    kinds: frozenset[SourceKind]  # what this provider implements
+
+    def host_of(self, credential: Credential | None, handle: str) -> str:
+        """The host a handle is resolved on (bounds resolutions in flight per host)."""
+        ...
+
+    async def search(self, credential: Credential | None, request: FetchRequest) -> Page: ...
+
+    async def author_feed(self, credential: Credential | None, request: FetchRequest) -> Page: ...
+
+    async def home(self, credential: Credential | None, request: FetchRequest) -> Page: ...
+
+    async def mentions(self, credential: Credential | None, request: FetchRequest) -> Page: ...
+
+    async def resolve_handle(self, credential: Credential | None, handle: str) -> Actor | None: ...
+
+
+class BaseProvider:
+    """Defaults for what a provider does not implement."""
+
+    name = ""
+    kinds: frozenset[SourceKind] = frozenset()
+
+    def host_of(self, credential: Credential | None, handle: str) -> str:
+        return credential.instance if credential and credential.instance else self.name
+
+    def _cannot(self, kind: str) -> ProviderError:
+        return ProviderError(_("%(p)s cannot read %(k)s.") % {"p": self.name, "k": kind})
+
+    async def search(self, credential: Credential | None, request: FetchRequest) -> Page:
+        raise self._cannot("search")
+
+    async def author_feed(self, credential: Credential | None, request: FetchRequest) -> Page:
+        raise self._cannot("author feeds")
+
+    async def home(self, credential: Credential | None, request: FetchRequest) -> Page:
+        raise self._cannot("home timelines")
+
+    async def mentions(self, credential: Credential | None, request: FetchRequest) -> Page:
+        raise self._cannot("mentions")
+
+    async def resolve_handle(self, credential: Credential | None, handle: str) -> Actor | None:
+        return None
+
+
+_registry: dict[str, Provider] = {}
+
+
+def register(provider: Provider) -> None:
+    _registry[provider.name] = provider
+
+
+def unregister(name: str) -> None:
+    _registry.pop(name, None)
+
+
+def provider_for(name: str) -> Provider | None:
+    _load_builtin()
+    return _registry.get(name)
+
+
+def _load_builtin() -> None:
+    if "rss" not in _registry:
+        from app.streams.providers.rss import RssProvider
+
+        register(RssProvider())
+
+
+async def fetch(
+    provider: Provider, kind: SourceKind, credential: Credential | None, request: FetchRequest
+) -> Page:
+    """The one call the scheduler makes: the provider's method for `kind`."""
+    if kind == SourceKind.SEARCH:
+        return await provider.search(credential, request)
+    if kind == SourceKind.AUTHOR:
+        return await provider.author_feed(credential, request)
+    if kind == SourceKind.HOME:
+        return await provider.home(credential, request)
+    return await provider.mentions(credential, request)
+
+
+def dedup_key(workspace_id: int, provider: str, canonical_id: str) -> str:
+    """SHA-256 of workspace | provider | canonical remote id: one row per object per workspace,
+    however many connections or columns reached it."""
+    raw = f"{workspace_id}|{provider}|{canonical_id.lower()}"
+    return hashlib.sha256(raw.encode()).hexdigest()

@@ -1,0 +1,80 @@
+"""Resolving account handles through their provider, bounded and cached.
+
+A found account is remembered for 10 minutes, a missing one for 1 minute
+(Redis, shared by every process), so a column of 50 handles saved twice, or
+polled every minute, asks the platform once. At most 4 resolutions per host
+run at once in a process; egress's per-host budget bounds all processes.
+Redis trouble only costs the cache, never the resolution.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+from collections import defaultdict
+
+from redis.exceptions import RedisError
+
+from app.core import config, redis
+from app.streams.providers import Actor, Credential, Provider
+
+log = logging.getLogger(__name__)
+
+FOUND_TTL_S = 600
+MISSING_TTL_S = 60
+IN_FLIGHT_PER_HOST = 4
+_MISSING = "-"
+
+_slots: defaultdict[str, asyncio.Semaphore] = defaultdict(
+    lambda: asyncio.Semaphore(IN_FLIGHT_PER_HOST)
+)
+
+
+def _key(provider: str, handle: str) -> str:
+    digest = hashlib.sha256(handle.encode()).hexdigest()[:32]
+    return config.active().redis_key("streams", "handle", provider, digest)
+
+
+async def _cached(key: str) -> Actor | bool | None:
+    """The cached answer, or False when there is none."""
+    try:
+        value = await redis.client().get(key)
+    except RedisError:
+        log.warning("streams: handle cache unavailable")
+        return False
+    if value is None:
+        return False
+    text = value.decode() if isinstance(value, bytes) else str(value)
+    if text == _MISSING:
+        return None
+    data = json.loads(text)
+    return Actor(ref=data["ref"], handle=data["handle"], display_name=data["display_name"])
+
+
+async def _remember(key: str, actor: Actor | None) -> None:
+    value = (
+        _MISSING
+        if actor is None
+        else json.dumps(
+            {"ref": actor.ref, "handle": actor.handle, "display_name": actor.display_name}
+        )
+    )
+    try:
+        await redis.client().set(key, value, ex=FOUND_TTL_S if actor else MISSING_TTL_S)
+    except RedisError:
+        log.warning("streams: handle cache unavailable")
+
+
+async def resolve(provider: Provider, credential: Credential | None, handle: str) -> Actor | None:
+    """The account behind `handle`, None if the platform has none; egress errors pass through
+    (a timeout is not an answer, so it is not cached)."""
+    key = _key(provider.name, handle)
+    cached = await _cached(key)
+    if cached is not False:
+        return cached if isinstance(cached, Actor) else None
+    async with _slots[provider.host_of(credential, handle)]:
+        actor = await provider.resolve_handle(credential, handle)
+    await _remember(key, actor)
+    return actor

@@ -1,0 +1,941 @@
+"""The wall's use cases: the only writers of columns, sources, items, connections and the ledger.
+
+Columns (seed 003 sections 1.3-1.4, 3.1):
+    create/update -> validate (spec.py) -> resolve sources (adapt queries per platform,
+    resolve handles, keep `unsupported_platforms`) -> link the column to shared sources
+    -> recompute each touched source's interval and whether anything still needs it
+    -> live notice after commit, a poll woken for new sources.
+Polls (section 3.4; polling.py runs them front to back):
+    claim (lease, SKIP LOCKED) -> ledger -> ... -> store_page (upsert items, link them to
+    every column of the source, source ready) or finish (failure, rate limit, pause).
+Connections: removing one disables its sources; its columns stay and say why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import asyncpg
+
+from app.core import db
+from app.core.i18n import _
+from app.core.jobs import enqueue_after_commit
+from app.egress import EgressError
+from app.live.notices import publish_after_commit
+from app.safe_content import to_json
+from app.streams import platforms, queries, resolver, vault_contexts
+from app.streams.platforms import LedgerRule, adapt_query, clamp_interval, floor_ms
+from app.streams.providers import Credential, Page, dedup_key, provider_for
+from app.streams.schedule import Outcome, window_start
+from app.streams.spec import form_of, parse_column
+from app.streams.types import (
+    COLUMNS_TOPIC,
+    ColumnForm,
+    ColumnType,
+    NotFound,
+    SourceKind,
+    SourceState,
+    SpecInvalid,
+    StreamsError,
+    Unsupported,
+    column_topic,
+)
+from app.vault import seal, unseal
+
+log = logging.getLogger(__name__)
+
+POLL_TASK = "poll_stream_source"
+LEASE_S = 120  # a worker polls a source within this; a crashed worker's lease runs out
+RESOLVE_TIMEOUT_S = 10.0  # handle resolution while saving a column; later polls retry
+RETENTION = timedelta(days=30)
+IMPORT_MAX_TERMS = 50
+_POLLABLE = ("disabled", "unsupported")
+
+
+def poll_job_id(source_id: int) -> str:
+    return f"stream-source:{source_id}"
+
+
+# Connections and workspace credentials ---------------------------------------------------
+
+
+async def add_connection(
+    workspace_id: int,
+    provider: str,
+    handle: str,
+    *,
+    instance: str = "",
+    display_name: str = "",
+    secret: str | None = None,
+    actor_user_id: int | None = None,
+) -> int:
+    """A connected account (the next issue's sign-in flows call this); its token is sealed."""
+    if platforms.platform(provider) is None:
+        raise StreamsError(_("Unknown platform."), field="provider")
+    host = platforms.canonical_host(instance) if instance else ""
+    if host is None:
+        raise StreamsError(_("The instance is not a valid host name."), field="instance")
+    async with db.workspace_tx(workspace_id) as tx:
+        connection_id = int(
+            await tx.fetchval(
+                "INSERT INTO stream_connections (workspace_id, provider, instance, handle,"
+                " display_name, created_by) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+                workspace_id, provider, host, handle, display_name or handle, actor_user_id,
+            )
+        )  # fmt: skip
+        if secret:
+            sealed = seal(secret, context=vault_contexts.connection(workspace_id, connection_id))
+            await tx.execute(
+                "UPDATE stream_connections SET credentials = $3 WHERE workspace_id = $1 AND id = $2",
+                workspace_id, connection_id, sealed,
+            )  # fmt: skip
+        publish_after_commit(tx, COLUMNS_TOPIC)
+    return connection_id
+
+
+async def delete_connection(workspace_id: int, connection_id: int) -> None:
+    """The account is gone: its sources stop (disabled), its columns stay and say why."""
+    async with db.workspace_tx(workspace_id) as tx:
+        gone = await tx.fetchval(
+            "UPDATE stream_connections SET deleted_at = now(), credentials = NULL"
+            " WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING id",
+            workspace_id, connection_id,
+        )  # fmt: skip
+        if gone is None:
+            raise NotFound(_("There is no such connection."))
+        columns = await tx.fetch(
+            """
+            UPDATE stream_sources SET state = 'disabled', last_error = $3, lease_until = NULL
+            WHERE workspace_id = $1 AND connection_id = $2
+            RETURNING (SELECT array_agg(column_id) FROM stream_column_sources
+                       WHERE source_id = stream_sources.id) AS columns
+            """,
+            workspace_id, connection_id, _("The connected account was removed; reconnect it."),
+        )  # fmt: skip
+        _publish_columns(tx, _flatten(row["columns"] for row in columns))
+
+
+async def set_credential(workspace_id: int, provider: str, secret: str, label: str = "") -> None:
+    """The workspace's key for a provider (YouTube API key, X bearer, Bluesky app password)."""
+    if platforms.platform(provider) is None:
+        raise StreamsError(_("Unknown platform."), field="provider")
+    if not secret.strip():
+        raise StreamsError(_("Enter the key."), field="secret")
+    sealed = seal(secret.strip(), context=vault_contexts.credential(workspace_id, provider))
+    async with db.workspace_tx(workspace_id) as tx:
+        await tx.execute(
+            """
+            INSERT INTO stream_credentials (workspace_id, provider, label, sealed)
+            VALUES ($1, $2, $3, $4)
+            ON CONFLICT (workspace_id, provider)
+            DO UPDATE SET label = EXCLUDED.label, sealed = EXCLUDED.sealed, updated_at = now()
+            """,
+            workspace_id, provider, label[:100], sealed,
+        )  # fmt: skip
+
+
+async def remove_credential(workspace_id: int, provider: str) -> None:
+    async with db.workspace_tx(workspace_id) as tx:
+        await tx.execute(
+            "DELETE FROM stream_credentials WHERE workspace_id = $1 AND provider = $2",
+            workspace_id, provider,
+        )  # fmt: skip
+
+
+# Columns ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """One source a column needs, before it has a row."""
+
+    provider: str
+    kind: SourceKind
+    connection_id: int | None
+    query: str = ""
+    actor_ref: str = ""
+    label: str = ""
+    state: SourceState = SourceState.PENDING
+    last_error: str = ""
+
+
+async def create_column(workspace_id: int, data: object, *, actor_user_id: int | None) -> int:
+    form = parse_column(data)
+    plans, unsupported = await _plan(workspace_id, form)
+    async with db.workspace_tx(workspace_id) as tx:
+        await tx.execute(
+            "SELECT pg_advisory_xact_lock(hashtext('stream_columns'), $1::int)", workspace_id
+        )
+        position = await tx.fetchval(
+            "SELECT coalesce(max(position) + 1, 0) FROM stream_columns"
+            " WHERE workspace_id = $1 AND deleted_at IS NULL",
+            workspace_id,
+        )
+        column_id = int(
+            await tx.fetchval(
+                "INSERT INTO stream_columns (workspace_id, type, title, position, spec,"
+                " refresh_policy, created_by) VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7)"
+                " RETURNING id",
+                workspace_id, form.type.value, form.title, position,
+                _spec_json(form, unsupported), json.dumps(form.refresh_policy.to_json()),
+                actor_user_id,
+            )
+        )  # fmt: skip
+        await _link_sources(tx, workspace_id, column_id, plans)
+        publish_after_commit(tx, COLUMNS_TOPIC)
+    return column_id
+
+
+async def update_column(workspace_id: int, column_id: int, data: object) -> None:
+    """Title, spec and refresh policy; a new spec re-resolves the column's sources."""
+    stored = await queries.column_row(workspace_id, column_id)
+    if stored is None:
+        raise NotFound(_("There is no such column."))
+    current = form_of(stored["type"], stored["title"], stored["spec"], stored["refresh_policy"])
+    form = parse_column(data, current=current)
+    respec = isinstance(data, dict) and "spec" in data
+    plans, unsupported = await _plan(workspace_id, form) if respec else ([], [])
+    async with db.workspace_tx(workspace_id) as tx:
+        found = await tx.fetchval(
+            "UPDATE stream_columns SET title = $3, refresh_policy = $4::jsonb, updated_at = now(),"
+            " spec = CASE WHEN $6 THEN $5::jsonb ELSE spec END"
+            " WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING id",
+            workspace_id, column_id, form.title, json.dumps(form.refresh_policy.to_json()),
+            _spec_json(form, unsupported), respec,
+        )  # fmt: skip
+        if found is None:
+            raise NotFound(_("There is no such column."))
+        if respec:
+            await _link_sources(tx, workspace_id, column_id, plans)
+        else:
+            await _refresh_sources(
+                tx, workspace_id, await _source_ids(tx, workspace_id, [column_id])
+            )
+        publish_after_commit(tx, COLUMNS_TOPIC)
+        publish_after_commit(tx, column_topic(column_id))
+
+
+async def delete_column(workspace_id: int, column_id: int) -> None:
+    """Soft delete: the column leaves the wall; sources nobody needs any more stop polling."""
+    async with db.workspace_tx(workspace_id) as tx:
+        found = await tx.fetchval(
+            "UPDATE stream_columns SET deleted_at = now() WHERE workspace_id = $1 AND id = $2"
+            " AND deleted_at IS NULL RETURNING id",
+            workspace_id, column_id,
+        )  # fmt: skip
+        if found is None:
+            raise NotFound(_("There is no such column."))
+        await _refresh_sources(tx, workspace_id, await _source_ids(tx, workspace_id, [column_id]))
+        await _compact_positions(tx, workspace_id)
+        publish_after_commit(tx, COLUMNS_TOPIC)
+        publish_after_commit(tx, column_topic(column_id))
+
+
+async def reorder_columns(workspace_id: int, ordered_ids: object) -> None:
+    """Positions follow `ordered_ids`, which must name every live column once."""
+    if not isinstance(ordered_ids, list) or not all(
+        isinstance(i, int) and not isinstance(i, bool) for i in ordered_ids
+    ):
+        raise SpecInvalid({"ordered_ids": _("Send the columns' ids in their new order.")})
+    async with db.workspace_tx(workspace_id) as tx:
+        await tx.execute(
+            "SELECT pg_advisory_xact_lock(hashtext('stream_columns'), $1::int)", workspace_id
+        )
+        live = {
+            r["id"]
+            for r in await tx.fetch(
+                "SELECT id FROM stream_columns WHERE workspace_id = $1 AND deleted_at IS NULL",
+                workspace_id,
+            )
+        }
+        if len(ordered_ids) != len(live) or set(ordered_ids) != live:
+            raise SpecInvalid({"ordered_ids": _("Name every column exactly once.")})
+        # Two steps, because positions are unique at every moment.
+        await tx.execute(
+            "UPDATE stream_columns SET position = -1 - position WHERE workspace_id = $1"
+            " AND deleted_at IS NULL",
+            workspace_id,
+        )
+        await tx.execute(
+            "UPDATE stream_columns c SET position = o.n - 1, updated_at = now()"
+            " FROM unnest($2::bigint[]) WITH ORDINALITY AS o(id, n)"
+            " WHERE c.workspace_id = $1 AND c.id = o.id",
+            workspace_id, ordered_ids,
+        )  # fmt: skip
+        publish_after_commit(tx, COLUMNS_TOPIC)
+
+
+async def seed_platform_columns(workspace_id: int, *, actor_user_id: int | None) -> int:
+    """One platform_feed column (home) per connection that never had one: lazy, idempotent,
+    safe under concurrent first listings (one advisory lock per workspace)."""
+    missing = await queries.connections_without_column(workspace_id)
+    if not missing:
+        return 0
+    made = 0
+    async with db.workspace_tx(workspace_id) as tx:
+        await tx.execute(
+            "SELECT pg_advisory_xact_lock(hashtext('stream_columns'), $1::int)", workspace_id
+        )
+        for connection in await queries.connections_without_column(workspace_id):
+            form = parse_column(
+                {
+                    "type": "platform_feed",
+                    "title": f"{connection.display_name} · {connection.handle}"[:80],
+                    "spec": {"connection_id": connection.id, "kinds": ["home"]},
+                }
+            )
+            plans, unsupported = await _plan(workspace_id, form)
+            position = await tx.fetchval(
+                "SELECT coalesce(max(position) + 1, 0) FROM stream_columns"
+                " WHERE workspace_id = $1 AND deleted_at IS NULL",
+                workspace_id,
+            )
+            column_id = await tx.fetchval(
+                "INSERT INTO stream_columns (workspace_id, type, title, position, spec,"
+                " refresh_policy, created_by) VALUES ($1, 'platform_feed', $2, $3, $4::jsonb,"
+                " '{\"paused\": false}', $5) RETURNING id",
+                workspace_id, form.title, position, _spec_json(form, unsupported), actor_user_id,
+            )  # fmt: skip
+            await _link_sources(tx, workspace_id, int(column_id), plans)
+            made += 1
+        if made:
+            publish_after_commit(tx, COLUMNS_TOPIC)
+    return made
+
+
+async def import_saved_searches(
+    workspace_id: int, terms: object, *, actor_user_id: int | None
+) -> list[int]:
+    """saved_search columns for terms not already saved (a second run creates nothing)."""
+    if not isinstance(terms, list) or not all(isinstance(t, str) for t in terms):
+        raise SpecInvalid({"terms": _("Send the saved searches as a list of strings.")})
+    if len(terms) > IMPORT_MAX_TERMS:
+        raise SpecInvalid(
+            {"terms": _("Import at most %(n)s searches at once.") % {"n": IMPORT_MAX_TERMS}}
+        )
+    existing = await queries.saved_search_queries(workspace_id)
+    made: list[int] = []
+    for term in dict.fromkeys(" ".join(t.split()) for t in terms):
+        if not term or term.lower() in existing:
+            continue
+        data = {
+            "type": "saved_search",
+            "title": term[:80],
+            "spec": {"query": term, "platforms": list(platforms.PLATFORMS)},
+        }
+        made.append(await create_column(workspace_id, data, actor_user_id=actor_user_id))
+        existing.add(term.lower())
+    return made
+
+
+def _spec_json(form: ColumnForm, unsupported: Sequence[Unsupported]) -> str:
+    spec = dict(form.spec)
+    if form.type in (ColumnType.KEYWORD, ColumnType.SAVED_SEARCH):
+        spec["unsupported_platforms"] = [
+            {"platform": u.platform, "reason": u.reason} for u in unsupported
+        ]
+    return json.dumps(spec)
+
+
+async def _plan(workspace_id: int, form: ColumnForm) -> tuple[list[_Plan], list[Unsupported]]:
+    """The sources `form` needs (no rows yet) and the platforms that cannot serve it."""
+    if form.type == ColumnType.PLATFORM_FEED:
+        return await _plan_feed(workspace_id, form), []
+    if form.type == ColumnType.ACCOUNT_LIST:
+        return await _plan_accounts(workspace_id, form), []
+    return await _plan_keyword(workspace_id, form)
+
+
+async def _plan_feed(workspace_id: int, form: ColumnForm) -> list[_Plan]:
+    connection = await queries.connection(workspace_id, form.spec["connection_id"])
+    if connection is None:
+        raise SpecInvalid(
+            {"spec.connection_id": _("Choose one of the workspace's connected accounts.")}
+        )
+    p = platforms.PLATFORMS.get(connection.provider)
+    plans = []
+    for kind in form.spec["kinds"]:
+        state, error = SourceState.PENDING, ""
+        if p is None or SourceKind(kind) not in p.kinds:
+            state, error = (
+                SourceState.UNSUPPORTED,
+                _("This platform has no %(k)s timeline.") % {"k": kind},
+            )
+        elif provider_for(connection.provider) is None:
+            state, error = (
+                SourceState.UNSUPPORTED,
+                _("This server cannot read %(p)s yet.") % {"p": p.label},
+            )
+        plans.append(
+            _Plan(connection.provider, SourceKind(kind), connection.id,
+                  label=connection.handle, state=state, last_error=error)
+        )  # fmt: skip
+    return plans
+
+
+async def _plan_keyword(
+    workspace_id: int, form: ColumnForm
+) -> tuple[list[_Plan], list[Unsupported]]:
+    plans: list[_Plan] = []
+    unsupported: list[Unsupported] = []
+    for name in form.spec["platforms"]:
+        enabled = await _ledger_enabled(workspace_id, name)
+        adapted = adapt_query(name, form.spec["query"], ledger_enabled=enabled)
+        if isinstance(adapted, Unsupported):
+            unsupported.append(adapted)
+        elif provider_for(name) is None or SourceKind.SEARCH not in provider_kinds(name):
+            label = platforms.PLATFORMS[name].label
+            unsupported.append(
+                Unsupported(name, _("This server cannot search %(p)s yet.") % {"p": label})
+            )
+        else:
+            plans.append(_Plan(name, SourceKind.SEARCH, None, query=adapted, label=adapted))
+    return plans, unsupported
+
+
+def provider_kinds(name: str) -> frozenset[SourceKind]:
+    provider = provider_for(name)
+    return provider.kinds if provider is not None else frozenset()
+
+
+async def _plan_accounts(workspace_id: int, form: ColumnForm) -> list[_Plan]:
+    accounts = form.spec["accounts"]
+    resolved = await asyncio.gather(
+        *(_resolve_account(workspace_id, a["provider"], a["handle"]) for a in accounts)
+    )
+    return list(resolved)
+
+
+async def _resolve_account(workspace_id: int, name: str, handle: str) -> _Plan:
+    plan = _Plan(name, SourceKind.AUTHOR, None, actor_ref=f"{name}:{handle}", label=handle)
+    provider = provider_for(name)
+    if provider is None or SourceKind.AUTHOR not in provider.kinds:
+        label = platforms.PLATFORMS[name].label
+        return _replace(
+            plan,
+            SourceState.UNSUPPORTED,
+            _("This server cannot follow %(p)s accounts yet.") % {"p": label},
+        )
+    credential = await workspace_credential(workspace_id, name)
+    try:
+        async with asyncio.timeout(RESOLVE_TIMEOUT_S):
+            actor = await resolver.resolve(provider, credential, handle)
+    except (EgressError, TimeoutError):
+        return plan  # not an answer: the first poll resolves it again
+    if actor is None:
+        return _replace(plan, SourceState.ERROR, handle_not_found(name, handle))
+    return _Plan(name, SourceKind.AUTHOR, None, actor_ref=plan.actor_ref,
+                 label=actor.display_name or handle)  # fmt: skip
+
+
+def handle_not_found(name: str, handle: str) -> str:
+    label = platforms.PLATFORMS[name].label
+    return _("%(h)s was not found on %(p)s.") % {"h": handle, "p": label}
+
+
+def _replace(plan: _Plan, state: SourceState, error: str) -> _Plan:
+    return _Plan(plan.provider, plan.kind, plan.connection_id, plan.query, plan.actor_ref,
+                 plan.label, state, error)  # fmt: skip
+
+
+async def _link_sources(tx: db.Tx, workspace_id: int, column_id: int, plans: list[_Plan]) -> None:
+    """Point the column at exactly `plans`' sources (shared with any column that has them)."""
+    before = await _source_ids(tx, workspace_id, [column_id])
+    wanted: list[int] = []
+    for plan in plans:
+        row = await tx.fetchrow(
+            """
+            INSERT INTO stream_sources (workspace_id, provider, kind, connection_id, query,
+              actor_ref, label, state, last_error)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+            ON CONFLICT (workspace_id, provider, kind, (coalesce(connection_id, 0)), query, actor_ref)
+            DO UPDATE SET
+              state = CASE WHEN stream_sources.state = 'unsupported' THEN EXCLUDED.state
+                           ELSE stream_sources.state END,
+              last_error = CASE WHEN stream_sources.state = 'unsupported' THEN EXCLUDED.last_error
+                                ELSE stream_sources.last_error END
+            RETURNING id, (xmax = 0) AS created
+            """,
+            workspace_id, plan.provider, plan.kind.value, plan.connection_id, plan.query,
+            plan.actor_ref, plan.label, plan.state.value, plan.last_error,
+        )  # fmt: skip
+        assert row is not None
+        wanted.append(int(row["id"]))
+        if row["created"] and plan.state not in (SourceState.UNSUPPORTED,):
+            enqueue_after_commit(tx, POLL_TASK, workspace_id, int(row["id"]), job_id=None)
+    await tx.execute(
+        "DELETE FROM stream_column_sources WHERE workspace_id = $1 AND column_id = $2"
+        " AND NOT (source_id = ANY($3::bigint[]))",
+        workspace_id, column_id, wanted,
+    )  # fmt: skip
+    await tx.execute(
+        "INSERT INTO stream_column_sources (workspace_id, column_id, source_id)"
+        " SELECT $1, $2, unnest($3::bigint[]) ON CONFLICT DO NOTHING",
+        workspace_id, column_id, wanted,
+    )  # fmt: skip
+    await _refresh_sources(tx, workspace_id, set(before) | set(wanted))
+
+
+async def _source_ids(tx: db.Tx, workspace_id: int, column_ids: list[int]) -> list[int]:
+    rows = await tx.fetch(
+        "SELECT source_id FROM stream_column_sources WHERE workspace_id = $1"
+        " AND column_id = ANY($2::bigint[])",
+        workspace_id, column_ids,
+    )  # fmt: skip
+    return [int(r["source_id"]) for r in rows]
+
+
+async def _refresh_sources(tx: db.Tx, workspace_id: int, source_ids: Iterable[int]) -> None:
+    """Each source polls as often as its most demanding live, unpaused column asks (clamped,
+    never below its platform's floor); a source no such column needs stops (`active` false)."""
+    ids = sorted(set(source_ids))
+    if not ids:
+        return
+    rows = await tx.fetch(
+        """
+        SELECT s.id, s.provider, s.kind, c.type, c.refresh_policy
+        FROM stream_sources s
+        LEFT JOIN stream_column_sources cs ON cs.source_id = s.id
+        LEFT JOIN stream_columns c ON c.id = cs.column_id AND c.deleted_at IS NULL
+        WHERE s.workspace_id = $1 AND s.id = ANY($2::bigint[])
+        """,
+        workspace_id, ids,
+    )  # fmt: skip
+    wanted: dict[int, list[int]] = {i: [] for i in ids}
+    floors: dict[int, int] = {}
+    for row in rows:
+        p = platforms.PLATFORMS.get(row["provider"])
+        floors[row["id"]] = floor_ms(p, SourceKind(row["kind"])) if p else platforms.MIN_INTERVAL_MS
+        if row["type"] is None:
+            continue
+        policy = json.loads(row["refresh_policy"])
+        if not policy.get("paused"):
+            wanted[row["id"]].append(
+                clamp_interval(policy.get("interval_ms"), ColumnType(row["type"]))
+            )
+    intervals = [max(floors[i], min(wanted[i])) if wanted[i] else floors[i] for i in ids]
+    active = [bool(wanted[i]) for i in ids]
+    await tx.execute(
+        """
+        UPDATE stream_sources s SET interval_ms = u.interval_ms, active = u.active
+        FROM unnest($2::bigint[], $3::int[], $4::bool[]) AS u(id, interval_ms, active)
+        WHERE s.workspace_id = $1 AND s.id = u.id
+        """,
+        workspace_id, ids, intervals, active,
+    )  # fmt: skip
+
+
+async def _compact_positions(tx: db.Tx, workspace_id: int) -> None:
+    await tx.execute(
+        """
+        UPDATE stream_columns c SET position = -1 - r.n FROM (
+          SELECT id, row_number() OVER (ORDER BY position) - 1 AS n FROM stream_columns
+          WHERE workspace_id = $1 AND deleted_at IS NULL) r
+        WHERE c.id = r.id
+        """,
+        workspace_id,
+    )
+    await tx.execute(
+        "UPDATE stream_columns SET position = -1 - position WHERE workspace_id = $1"
+        " AND deleted_at IS NULL",
+        workspace_id,
+    )
+
+
+async def _ledger_enabled(workspace_id: int, name: str) -> bool:
+    rule = platforms.PLATFORMS[name].ledger
+    if rule is None:
+        return True
+    return await queries.ledger_cap(workspace_id, name, rule) > 0
+
+
+async def workspace_credential(workspace_id: int, provider: str) -> Credential | None:
+    """The workspace's own key for `provider`, unsealed for one call; None: keyless."""
+    sealed = await queries.sealed_credential(workspace_id, provider)
+    if sealed is None:
+        return None
+    return Credential(
+        secret=unseal(sealed, context=vault_contexts.credential(workspace_id, provider))
+    )
+
+
+def _flatten(groups: Iterable[Sequence[int] | None]) -> set[int]:
+    return {int(i) for group in groups if group for i in group}
+
+
+def _publish_columns(tx: db.Tx, column_ids: Iterable[int], **data: object) -> None:
+    for column_id in sorted(set(column_ids)):
+        publish_after_commit(tx, column_topic(column_id), **data)
+    publish_after_commit(tx, COLUMNS_TOPIC)
+
+
+# Polling: claim, ledger, store, finish --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LeasedSource:
+    id: int
+    workspace_id: int
+    provider: str
+    kind: SourceKind
+    connection_id: int | None
+    query: str
+    actor_ref: str
+    label: str
+    state: SourceState
+    cursor: str
+    interval_ms: int
+    consecutive_failures: int
+    polled_before: bool
+
+
+_CLAIM_FIELDS = (
+    "id, workspace_id, provider, kind, connection_id, query, actor_ref, label, state, cursor,"
+    " interval_ms, consecutive_failures, last_polled_at IS NOT NULL AS polled_before"
+)
+_DUE = (
+    "active AND state NOT IN ('disabled', 'unsupported') AND next_poll_at <= now()"
+    " AND (lease_until IS NULL OR lease_until < now())"
+)
+
+
+def _leased(row: asyncpg.Record) -> LeasedSource:
+    return LeasedSource(
+        id=row["id"], workspace_id=row["workspace_id"], provider=row["provider"],
+        kind=SourceKind(row["kind"]), connection_id=row["connection_id"], query=row["query"],
+        actor_ref=row["actor_ref"], label=row["label"], state=SourceState(row["state"]),
+        cursor=row["cursor"], interval_ms=row["interval_ms"],
+        consecutive_failures=row["consecutive_failures"], polled_before=row["polled_before"],
+    )  # fmt: skip
+
+
+async def claim_source(workspace_id: int, source_id: int) -> LeasedSource | None:
+    """Lease one source if it is due and free; None if not due, or someone else has it."""
+    async with db.workspace_tx(workspace_id) as tx:
+        row = await tx.fetchrow(
+            f"""
+            UPDATE stream_sources SET lease_until = now() + make_interval(secs => $3)
+            WHERE id = (SELECT id FROM stream_sources WHERE workspace_id = $1 AND id = $2
+                        AND {_DUE} FOR UPDATE SKIP LOCKED)
+            RETURNING {_CLAIM_FIELDS}
+            """,
+            workspace_id, source_id, LEASE_S,
+        )  # fmt: skip
+    return _leased(row) if row else None
+
+
+async def claim_next_due() -> LeasedSource | None:
+    """Lease the most overdue source of any workspace (the scheduler's loop)."""
+    async with db.transaction() as tx:
+        row = await tx.fetchrow(
+            f"""
+            UPDATE stream_sources SET lease_until = now() + make_interval(secs => $1)
+            WHERE id = (SELECT id FROM stream_sources WHERE {_DUE}
+                        ORDER BY next_poll_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+            RETURNING {_CLAIM_FIELDS}
+            """,
+            LEASE_S,
+        )
+    return _leased(row) if row else None
+
+
+class ConnectionGone(Exception):
+    """The source's connection was removed."""
+
+
+async def connection_credential(source: LeasedSource) -> Credential:
+    """The connection's credential (its token unsealed for this call); ConnectionGone."""
+    row = await queries.connection_secret(source.workspace_id, source.connection_id or 0)
+    if row is None:
+        raise ConnectionGone()
+    sealed, instance, handle = row
+    secret = (
+        unseal(
+            sealed,
+            context=vault_contexts.connection(source.workspace_id, source.connection_id or 0),
+        )
+        if sealed
+        else ""
+    )
+    return Credential(
+        secret=secret, connection_id=source.connection_id, instance=instance, handle=handle
+    )
+
+
+async def take_ledger(
+    workspace_id: int, provider: str, rule: LedgerRule, *, now: datetime | None = None
+) -> datetime | None:
+    """Spend one unit of the provider's window; None if spent, else the window's end when empty."""
+    now = now or datetime.now(UTC)
+    start = window_start(now, rule.window)
+    async with db.workspace_tx(workspace_id) as tx:
+        await tx.execute(
+            """
+            INSERT INTO provider_budget_ledger (workspace_id, provider, bucket, window_start, units_cap)
+            VALUES ($1, $2, $3, $4, coalesce((SELECT units_cap FROM provider_budget_ledger
+                     WHERE workspace_id = $1 AND provider = $2 AND bucket = $3
+                     ORDER BY window_start DESC LIMIT 1), $5))
+            ON CONFLICT DO NOTHING
+            """,
+            workspace_id, provider, rule.bucket, start, rule.default_cap,
+        )  # fmt: skip
+        taken = await tx.fetchval(
+            "UPDATE provider_budget_ledger SET units_used = units_used + 1"
+            " WHERE workspace_id = $1 AND provider = $2 AND bucket = $3 AND window_start = $4"
+            " AND units_used + 1 <= units_cap RETURNING 1",
+            workspace_id, provider, rule.bucket, start,
+        )  # fmt: skip
+    return None if taken else start + rule.window
+
+
+async def debit_ledger(workspace_id: int, provider: str, rule: LedgerRule, units: int) -> None:
+    """Units a call used beyond the one `take_ledger` reserved (e.g. X posts read)."""
+    if units <= 0:
+        return
+    start = window_start(datetime.now(UTC), rule.window)
+    async with db.workspace_tx(workspace_id) as tx:
+        await tx.execute(
+            "UPDATE provider_budget_ledger SET units_used = units_used + $5"
+            " WHERE workspace_id = $1 AND provider = $2 AND bucket = $3 AND window_start = $4",
+            workspace_id, provider, rule.bucket, start, units,
+        )  # fmt: skip
+
+
+async def set_ledger_cap(workspace_id: int, provider: str, cap: int) -> None:
+    """Raise (or lower) the provider's cap for this and later windows; paused sources resume."""
+    p = platforms.platform(provider)
+    if p is None or p.ledger is None:
+        raise StreamsError(_("This platform has no budget to set."), field="provider")
+    if cap < 0:
+        raise StreamsError(_("The cap cannot be negative."), field="cap")
+    rule = p.ledger
+    start = window_start(datetime.now(UTC), rule.window)
+    async with db.workspace_tx(workspace_id) as tx:
+        await tx.execute(
+            """
+            INSERT INTO provider_budget_ledger (workspace_id, provider, bucket, window_start, units_cap)
+            VALUES ($1, $2, $3, $4, $5)
+            ON CONFLICT (workspace_id, provider, bucket, window_start)
+            DO UPDATE SET units_cap = EXCLUDED.units_cap
+            """,
+            workspace_id, provider, rule.bucket, start, cap,
+        )  # fmt: skip
+        columns = await tx.fetch(
+            """
+            UPDATE stream_sources SET next_poll_at = now() WHERE workspace_id = $1
+              AND provider = $2 AND state = 'budget_paused'
+            RETURNING (SELECT array_agg(column_id) FROM stream_column_sources
+                       WHERE source_id = stream_sources.id) AS columns
+            """,
+            workspace_id, provider,
+        )  # fmt: skip
+        _publish_columns(tx, _flatten(r["columns"] for r in columns))
+
+
+async def store_page(source: LeasedSource, page: Page, outcome: Outcome) -> dict[int, int]:
+    """Upsert the page's items (a second sighting refreshes metrics and fetched time only), link
+    them to every live column of the source, mark the source; {column id: new items}."""
+    now = datetime.now(UTC)
+    ws = source.workspace_id
+    rows: dict[str, tuple[Any, ...]] = {}
+    for item in page.items:
+        key = dedup_key(ws, source.provider, item.canonical_id)
+        rows[key] = (
+            key, item.remote_id[:500], item.author_handle[:300], item.author_ref[:500], item.url[:2000],
+            item.created_at, to_json(item.content).decode(), item.plain_text[:20_000],
+            json.dumps([{"kind": m.kind, "url": m.url, "alt": m.alt[:500]} for m in item.media]),
+            json.dumps({k: v for k, v in item.metrics.items() if _finite(v)}), item.expires_at,
+        )  # fmt: skip
+    columns: list[Any] = list(zip(*rows.values(), strict=True)) if rows else [[]] * 11
+    async with db.workspace_tx(ws) as tx:
+        linked = await tx.fetch(
+            """
+            WITH incoming AS (
+              SELECT * FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+                $8::timestamptz[], $9::text[], $10::text[], $11::text[], $12::text[],
+                $13::timestamptz[])
+                AS t(dedup_key, remote_id, author_handle, author_ref, url, created_at_remote,
+                     content, plain_text, media, metrics, expires_at)
+            ), upserted AS (
+              INSERT INTO feed_items (workspace_id, dedup_key, provider, remote_id, author_handle,
+                author_ref, url, created_at_remote, fetched_at, content, plain_text, media,
+                metrics, source_id, expires_at)
+              SELECT $1, dedup_key, $2, remote_id, author_handle, author_ref, url,
+                created_at_remote, $14, content::jsonb, plain_text, media::jsonb, metrics::jsonb,
+                $15, expires_at
+              FROM incoming
+              ON CONFLICT (workspace_id, dedup_key) DO UPDATE
+                SET metrics = EXCLUDED.metrics, fetched_at = EXCLUDED.fetched_at
+              RETURNING id, created_at_remote, dedup_key
+            )
+            INSERT INTO feed_item_columns (workspace_id, column_id, item_id, created_at_remote, dedup_key)
+            SELECT $1, c.id, u.id, u.created_at_remote, u.dedup_key
+            FROM upserted u
+            CROSS JOIN (SELECT c.id FROM stream_column_sources cs
+                        JOIN stream_columns c ON c.id = cs.column_id AND c.deleted_at IS NULL
+                        WHERE cs.workspace_id = $1 AND cs.source_id = $15) c
+            ON CONFLICT DO NOTHING
+            RETURNING column_id
+            """,
+            ws, source.provider, *columns, now, source.id,
+        )  # fmt: skip
+        new: dict[int, int] = {}
+        for row in linked:
+            new[row["column_id"]] = new.get(row["column_id"], 0) + 1
+        await _mark(tx, source, outcome, error="", cursor=page.cursor or source.cursor, polled=True)
+        await _publish_source(tx, source, outcome, new)
+    return new
+
+
+def _finite(value: object) -> bool:
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and value == value
+        and abs(value) != float("inf")
+    )
+
+
+async def finish(source: LeasedSource, outcome: Outcome, error: str) -> None:
+    """Record a poll that brought nothing to store: failure, rate limit, pause, not found."""
+    async with db.workspace_tx(source.workspace_id) as tx:
+        await _mark(tx, source, outcome, error=error[:500], cursor=source.cursor, polled=False)
+        await _publish_source(tx, source, outcome, {})
+
+
+async def disable(source: LeasedSource, error: str) -> None:
+    async with db.workspace_tx(source.workspace_id) as tx:
+        await tx.execute(
+            "UPDATE stream_sources SET state = 'disabled', last_error = $3, lease_until = NULL"
+            " WHERE workspace_id = $1 AND id = $2",
+            source.workspace_id, source.id, error,
+        )  # fmt: skip
+        _publish_columns(tx, await _columns_of(tx, source))
+
+
+async def mark_unsupported(source: LeasedSource, error: str) -> None:
+    async with db.workspace_tx(source.workspace_id) as tx:
+        await tx.execute(
+            "UPDATE stream_sources SET state = 'unsupported', last_error = $3, lease_until = NULL"
+            " WHERE workspace_id = $1 AND id = $2",
+            source.workspace_id, source.id, error,
+        )  # fmt: skip
+        _publish_columns(tx, await _columns_of(tx, source))
+
+
+async def _mark(
+    tx: db.Tx, source: LeasedSource, outcome: Outcome, *, error: str, cursor: str, polled: bool
+) -> None:
+    # A connection removed meanwhile keeps its source disabled: re-check while writing.
+    await tx.execute(
+        """
+        UPDATE stream_sources SET
+          state = CASE WHEN state = 'disabled' THEN state ELSE $3 END,
+          next_poll_at = now() + make_interval(secs => $4),
+          consecutive_failures = $5, last_error = $6, cursor = $7, lease_until = NULL,
+          last_polled_at = CASE WHEN $8 THEN now() ELSE last_polled_at END
+        WHERE workspace_id = $1 AND id = $2
+        """,
+        source.workspace_id, source.id, outcome.state.value, outcome.delay_s, outcome.failures,
+        error, cursor, polled,
+    )  # fmt: skip
+
+
+async def _columns_of(tx: db.Tx, source: LeasedSource) -> list[int]:
+    rows = await tx.fetch(
+        "SELECT column_id FROM stream_column_sources WHERE workspace_id = $1 AND source_id = $2",
+        source.workspace_id, source.id,
+    )  # fmt: skip
+    return [int(r["column_id"]) for r in rows]
+
+
+async def _publish_source(
+    tx: db.Tx, source: LeasedSource, outcome: Outcome, new: dict[int, int]
+) -> None:
+    """Tell each column of the source what changed: its new items, or its state."""
+    changed_state = outcome.state != source.state
+    for column_id in await _columns_of(tx, source):
+        if new.get(column_id) or changed_state:
+            publish_after_commit(tx, column_topic(column_id), new=new.get(column_id, 0))
+    if changed_state:
+        publish_after_commit(tx, COLUMNS_TOPIC)
+
+
+# Manual refresh and retention ------------------------------------------------------------
+
+
+async def request_refresh(workspace_id: int, column_id: int) -> datetime | None:
+    """Poll the column's sources as soon as their cooldowns and budgets allow; never sooner.
+
+    A source polled less than its platform's floor ago, rate-limited or budget-paused keeps
+    its time. Returns the earliest next poll among the column's sources (None: no source)."""
+    async with db.workspace_tx(workspace_id) as tx:
+        found = await tx.fetchval(
+            "SELECT 1 FROM stream_columns WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL",
+            workspace_id, column_id,
+        )  # fmt: skip
+        if found is None:
+            raise NotFound(_("There is no such column."))
+        rows = await tx.fetch(
+            """
+            SELECT s.id, s.provider, s.kind, s.state, s.next_poll_at, s.last_polled_at
+            FROM stream_sources s JOIN stream_column_sources cs ON cs.source_id = s.id
+            WHERE cs.workspace_id = $1 AND cs.column_id = $2
+              AND s.state NOT IN ('disabled', 'unsupported')
+            FOR UPDATE OF s
+            """,
+            workspace_id, column_id,
+        )  # fmt: skip
+        now = datetime.now(UTC)
+        times: list[datetime] = []
+        for row in rows:
+            when = _refresh_time(row, now)
+            times.append(when)
+            if when < row["next_poll_at"]:
+                await tx.execute(
+                    "UPDATE stream_sources SET next_poll_at = $3 WHERE workspace_id = $1 AND id = $2",
+                    workspace_id, row["id"], when,
+                )  # fmt: skip
+            delay = max(0.0, (when - now).total_seconds())
+            enqueue_after_commit(tx, POLL_TASK, workspace_id, row["id"], defer_by=delay or None)
+    return min(times) if times else None
+
+
+def _refresh_time(row: asyncpg.Record, now: datetime) -> datetime:
+    """The earliest moment a manual refresh may poll this source."""
+    if row["state"] in (SourceState.RATE_LIMITED.value, SourceState.BUDGET_PAUSED.value):
+        return max(row["next_poll_at"], now)
+    p = platforms.PLATFORMS.get(row["provider"])
+    floor = timedelta(
+        milliseconds=floor_ms(p, SourceKind(row["kind"])) if p else platforms.MIN_INTERVAL_MS
+    )
+    earliest = row["last_polled_at"] + floor if row["last_polled_at"] else now
+    return min(row["next_poll_at"], max(earliest, now))
+
+
+async def sweep_items(*, batch: int = 5_000) -> int:
+    """Daily: delete items past their expiry (YouTube's 30-day rule) or unseen for 30 days."""
+    deleted = 0
+    while True:
+        async with db.transaction() as tx:
+            count = await tx.fetchval(
+                """
+                WITH gone AS (
+                  DELETE FROM feed_items WHERE id IN (
+                    SELECT id FROM feed_items
+                    WHERE expires_at < now() OR fetched_at < now() - make_interval(days => $1)
+                    LIMIT $2)
+                  RETURNING 1)
+                SELECT count(*) FROM gone
+                """,
+                RETENTION.days, batch,
+            )  # fmt: skip
+        deleted += int(count)
+        if count < batch:
+            return deleted

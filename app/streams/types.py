@@ -1,0 +1,171 @@
+"""Values of the wall that cross a boundary: states, views, errors, live topics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+
+class ColumnType(StrEnum):
+    PLATFORM_FEED = "platform_feed"  # one connection's home and/or mentions
+    KEYWORD = "keyword"  # one query across platforms
+    ACCOUNT_LIST = "account_list"  # curated accounts across platforms
+    SAVED_SEARCH = "saved_search"  # a keyword column that came from a saved search
+
+
+class SourceKind(StrEnum):
+    HOME = "home"
+    MENTIONS = "mentions"
+    SEARCH = "search"
+    AUTHOR = "author"
+
+
+class SourceState(StrEnum):
+    PENDING = "pending"  # never polled yet
+    READY = "ready"  # the last poll worked
+    STALE = "stale"  # one or two polls failed after it had worked; old items stay
+    ERROR = "error"  # three or more failures in a row (still retried at the cap)
+    UNSUPPORTED = "unsupported"  # this server has no provider for it; never polled
+    RATE_LIMITED = "rate_limited"  # the host said wait (429/Retry-After)
+    BUDGET_PAUSED = "budget_paused"  # the provider ledger's window is spent
+    DISABLED = "disabled"  # its connection was removed
+
+
+class AggregateState(StrEnum):
+    READY = "ready"
+    PENDING = "pending"
+    STALE = "stale"
+    ERROR = "error"
+    PARTIAL = "partial"
+    EMPTY = "empty"
+    PAUSED = "paused"
+
+
+def column_topic(column_id: int) -> str:
+    """The live topic of one column's items and sources: a wall page follows one per column."""
+    return f"streams.column:{column_id}"
+
+
+# The live topic of the wall's column list (added, removed, renamed, reordered, states).
+COLUMNS_TOPIC = "streams.columns"
+
+
+class StreamsError(Exception):
+    """A request the wall cannot carry out, with a message a person understands."""
+
+    def __init__(self, message: str, *, field: str = "", status: int = 422) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field  # e.g. "spec.query", "" when not about one field
+        self.status = status
+
+
+class SpecInvalid(StreamsError):
+    """The column (or its spec/refresh policy) is not valid: 422 with every field's message."""
+
+    def __init__(self, errors: dict[str, str]) -> None:
+        first = next(iter(errors.items()))
+        super().__init__(first[1], field=first[0], status=422)
+        self.errors = errors  # field path -> message
+
+
+class NotFound(StreamsError):
+    def __init__(self, what: str) -> None:
+        super().__init__(what, status=404)
+
+
+@dataclass(frozen=True)
+class RefreshPolicy:
+    interval_ms: int | None = None  # as asked; None: the type's default
+    paused: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"paused": self.paused}
+        if self.interval_ms is not None:
+            out["interval_ms"] = self.interval_ms
+        return out
+
+
+@dataclass(frozen=True)
+class ColumnForm:
+    """A column as asked for, after validation (spec.py)."""
+
+    type: ColumnType
+    title: str
+    spec: dict[str, Any]  # the normalised spec of its type
+    refresh_policy: RefreshPolicy
+
+
+@dataclass(frozen=True)
+class Unsupported:
+    platform: str
+    reason: str  # for people: "Mastodon supports #hashtag queries only."
+
+
+@dataclass(frozen=True)
+class SourceView:
+    id: int
+    provider: str
+    connection_id: int | None
+    kind: SourceKind
+    query: str
+    actor_ref: str
+    label: str
+    state: SourceState
+    last_polled_at: datetime | None
+    next_poll_at: datetime
+    last_error: str
+    interval_ms: int
+
+
+@dataclass(frozen=True)
+class ColumnView:
+    id: int
+    type: ColumnType
+    title: str
+    position: int
+    spec: dict[str, Any]
+    refresh_policy: dict[str, Any]
+    effective_interval_ms: int
+    sources: tuple[SourceView, ...]
+    aggregate_state: AggregateState
+    unsupported_platforms: tuple[Unsupported, ...] = ()
+    has_items: bool = False
+
+
+@dataclass(frozen=True)
+class ItemView:
+    id: int
+    dedup_key: str
+    remote_id: str
+    provider: str
+    connection_id: int | None
+    source_id: int | None
+    author_handle: str
+    author_ref: str
+    url: str
+    created_at: datetime
+    fetched_at: datetime
+    content: Any  # the stored AST (JSON value); app.safe_content validates it on render
+    plain_text: str
+    media: list[dict[str, Any]]
+    metrics: dict[str, float]
+
+
+@dataclass(frozen=True)
+class ItemPage:
+    items: tuple[ItemView, ...]
+    next_cursor: str | None
+
+
+@dataclass(frozen=True)
+class ConnectionView:
+    id: int
+    provider: str
+    instance: str
+    handle: str
+    display_name: str
+    configured: bool  # has sealed credentials; the secret itself never leaves the vault
+    capabilities: tuple[str, ...] = field(default=())

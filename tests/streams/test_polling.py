@@ -1,0 +1,388 @@
+"""The scheduler against loopback servers: every state a source can reach, and what it stores."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from app.core import db
+from app.live.notices import channel
+from app.streams import polling, services
+from app.streams.types import column_topic
+from tests.egress.servers import Reply
+from tests.streams.conftest import items_of, make_due, source_row, sources_of
+from tests.streams.statuses import status, statuses_reply
+
+RSS = "application/rss+xml; charset=utf-8"
+
+
+def rss(count: int, *, start: int = 0, title: str = "Harbour Watch") -> bytes:
+    entries = "".join(
+        f"""<item><title>Entry {n}</title><link>https://harbour.example/posts/{n}</link>
+        <guid>https://harbour.example/posts/{n}</guid>
+        <pubDate>{(datetime(2026, 11, 30, 12, tzinfo=UTC) - timedelta(minutes=n)).strftime("%a, %d %b %Y %H:%M:%S +0000")}</pubDate>
+        <description>&lt;p&gt;Body {n} &lt;script&gt;alert(1)&lt;/script&gt;&lt;a href="javascript:x"&gt;bad&lt;/a&gt;&lt;/p&gt;</description>
+        </item>"""
+        for n in range(start, start + count)
+    )
+    return f"""<?xml version="1.0"?><rss version="2.0"><channel><title>{title}</title>
+    <link>https://harbour.example/</link>{entries}</channel></rss>""".encode()
+
+
+def feed(site, path: str, body: bytes | Reply) -> str:  # type: ignore[no-untyped-def]
+    site.routes[path] = (
+        body if isinstance(body, Reply) else Reply(headers=[("Content-Type", RSS)], body=body)
+    )
+    return site.base + path
+
+
+async def account_column(ws: int, *urls: str) -> int:
+    return await services.create_column(
+        ws,
+        {
+            "type": "account_list",
+            "title": "Feeds",
+            "spec": {"accounts": [{"provider": "rss", "handle": u} for u in urls]},
+        },
+        actor_user_id=None,
+    )
+
+
+async def test_an_rss_account_column_polls_and_stores_safe_items(people, site, site_egress):
+    ws, _owner = await people.workspace()
+    url = feed(site, "/harbour.rss", rss(3))
+    column = await account_column(ws, url)
+    [source] = await sources_of(column)
+    assert (await source_row(source))["state"] == "pending"
+
+    assert await polling.poll_source(ws, source, jitter=0)
+
+    row = await source_row(source)
+    assert row["state"] == "ready"
+    assert row["consecutive_failures"] == 0
+    assert 170 < row["due_in"] <= 180  # account_list default 180 s, jitter 0
+    assert await items_of(column) == [
+        "https://harbour.example/posts/0",
+        "https://harbour.example/posts/1",
+        "https://harbour.example/posts/2",
+    ]
+    item = await db.fetchrow(
+        "SELECT * FROM feed_items WHERE remote_id = $1", "https://harbour.example/posts/0"
+    )
+    content = json.loads(item["content"])
+    assert content["type"] == "document"
+    assert "script" not in item["content"]
+    assert "javascript" not in item["content"]
+    assert item["plain_text"].startswith("Entry 0")
+    assert len(item["dedup_key"]) == 64
+
+
+async def test_two_columns_sharing_a_feed_cost_one_poll(people, site, site_egress):
+    ws, _owner = await people.workspace()
+    url = feed(site, "/shared.rss", rss(2))
+    first = await account_column(ws, url)
+    second = await account_column(ws, url)
+    assert await sources_of(first) == await sources_of(second)
+    resolutions = len(site.hits_of("/shared.rss"))
+
+    assert await polling.run_due(seconds=5, jitter=0) == 1
+
+    assert len(site.hits_of("/shared.rss")) == resolutions + 1
+    assert await items_of(first) == await items_of(second) != []
+    assert await db.fetchval("SELECT count(*) FROM feed_items") == 2
+
+
+async def test_failures_back_off_doubling_then_error_and_are_still_retried(
+    people, site, site_egress
+):
+    ws, _owner = await people.workspace()
+    url = feed(site, "/flaky.rss", rss(1))
+    column = await account_column(ws, url)
+    [source] = await sources_of(column)
+    site.routes["/flaky.rss"] = Reply(status=500, body=b"oops")
+
+    seen = []
+    for _attempt in range(4):
+        await make_due(source)
+        await polling.poll_source(ws, source, jitter=0)
+        row = await source_row(source)
+        seen.append((row["state"], row["consecutive_failures"], round(row["due_in"] / 60)))
+    # 180 s x 2, x 4, x 8, then capped at 30 minutes; never polled OK before: pending, then error.
+    assert seen == [("pending", 1, 6), ("pending", 2, 12), ("error", 3, 24), ("error", 4, 30)]
+    assert "500" in row["last_error"]
+
+    site.routes["/flaky.rss"] = Reply(headers=[("Content-Type", RSS)], body=rss(1))
+    await make_due(source)
+    await polling.poll_source(ws, source, jitter=0)
+    row = await source_row(source)
+    assert (row["state"], row["consecutive_failures"], row["last_error"]) == ("ready", 0, "")
+
+
+async def test_a_source_that_worked_is_stale_after_one_failure(people, site, site_egress):
+    ws, _owner = await people.workspace()
+    url = feed(site, "/once.rss", rss(1))
+    column = await account_column(ws, url)
+    [source] = await sources_of(column)
+    await polling.poll_source(ws, source, jitter=0)
+    site.routes["/once.rss"] = Reply(status=503, body=b"down")
+    await make_due(source)
+    await polling.poll_source(ws, source, jitter=0)
+    row = await source_row(source)
+    assert row["state"] == "stale"
+    assert await items_of(column)  # old items stay
+
+
+async def test_429_with_retry_after_is_rate_limited_until_then(people, site, site_egress):
+    ws, _owner = await people.workspace()
+    url = feed(site, "/busy.rss", rss(1))
+    column = await account_column(ws, url)
+    [source] = await sources_of(column)
+    site.routes["/busy.rss"] = Reply(
+        status=429, headers=[("Retry-After", "900")], body=b"slow down"
+    )
+    await polling.poll_source(ws, source, jitter=0)
+    row = await source_row(source)
+    assert row["state"] == "rate_limited"
+    assert row["consecutive_failures"] == 0
+    assert 890 < row["due_in"] <= 900
+
+
+async def test_a_timeout_is_a_failure_with_a_reason(people, site, site_egress):
+    site_egress(egress_total_timeout=0.5)
+    ws, _owner = await people.workspace()
+    url = feed(site, "/slow.rss", rss(1))
+    column = await account_column(ws, url)
+    [source] = await sources_of(column)
+    site.routes["/slow.rss"] = Reply(headers=[("Content-Type", RSS)], body=rss(1), delay=2)
+    await polling.poll_source(ws, source, jitter=0)
+    row = await source_row(source)
+    assert (row["state"], row["consecutive_failures"]) == ("pending", 1)
+    assert "0.5 s" in row["last_error"]
+
+
+async def test_a_malformed_feed_fails_and_says_so(people, site, site_egress):
+    ws, _owner = await people.workspace()
+    url = feed(site, "/becomes-html.rss", rss(1))
+    column = await account_column(ws, url)
+    [source] = await sources_of(column)
+    site.routes["/becomes-html.rss"] = Reply(
+        headers=[("Content-Type", "text/html")], body=b"<html><body><h1>Moved</h1></body></html>"
+    )
+    await polling.poll_source(ws, source, jitter=0)
+    row = await source_row(source)
+    assert row["consecutive_failures"] == 1
+    assert "RSS or Atom" in row["last_error"]
+
+
+async def test_an_enormous_feed_is_refused_and_a_long_one_is_capped(people, site, site_egress):
+    ws, _owner = await people.workspace()
+    url = feed(site, "/huge.rss", rss(1))
+    long_url = feed(site, "/long.rss", rss(400))
+    column = await account_column(ws, url, long_url)
+    huge, long = await sources_of(column)
+    site.routes["/huge.rss"] = Reply(
+        headers=[("Content-Type", RSS)], body=b"<rss>" + b"x" * 6_000_000
+    )
+    await polling.poll_source(ws, huge, jitter=0)
+    await polling.poll_source(ws, long, jitter=0)
+    assert "5000000 allowed" in (await source_row(huge))["last_error"]
+    assert (await source_row(long))["state"] == "ready"
+    assert await db.fetchval("SELECT count(*) FROM feed_items") == polling.PAGE_LIMIT
+
+
+async def test_an_unknown_handle_is_an_error_source_not_a_failed_column(people, site, site_egress):
+    ws, _owner = await people.workspace()
+    good = feed(site, "/good.rss", rss(1))
+    column = await account_column(ws, good, site.base + "/no-such.rss")
+    good_source, missing = await sources_of(column)
+    row = await source_row(missing)
+    assert row["state"] == "error"
+    assert "was not found" in row["last_error"]
+    await polling.poll_source(ws, good_source, jitter=0)
+    assert await items_of(column)
+
+
+async def test_second_sighting_updates_metrics_and_fetched_time_only(people, site, statuses):
+    ws, _owner = await people.workspace()
+    connection = await services.add_connection(
+        ws, "mastodon", "desk", instance="social.example", secret="tok-1"
+    )
+    column = await services.create_column(
+        ws,
+        {"type": "platform_feed", "title": "Home", "spec": {"connection_id": connection}},
+        actor_user_id=None,
+    )
+    [source] = await sources_of(column)
+    site.routes["/api/v1/timelines/home"] = statuses_reply([status(1, favourites=0)])
+    await polling.poll_source(ws, source, jitter=0)
+    first = await db.fetchrow("SELECT * FROM feed_items")
+
+    changed = status(1, favourites=7)
+    changed["content"] = "<p>edited</p>"
+    site.routes["/api/v1/timelines/home"] = statuses_reply([changed])
+    await make_due(source)
+    await polling.poll_source(ws, source, jitter=0)
+    second = await db.fetchrow("SELECT * FROM feed_items")
+
+    assert json.loads(second["metrics"])["favourites"] == 7
+    assert second["fetched_at"] > first["fetched_at"]
+    assert second["content"] == first["content"]
+    assert second["id"] == first["id"]
+    assert statuses.calls[0] == ("/api/v1/timelines/home", "tok-1")  # the vault opened the token
+
+
+async def test_one_post_seen_through_two_connections_is_one_item_in_both_columns(
+    people, site, statuses
+):
+    ws, _owner = await people.workspace()
+    a = await services.add_connection(
+        ws, "mastodon", "desk", instance="social.example", secret="tok-a"
+    )
+    b = await services.add_connection(
+        ws, "mastodon", "tips", instance="social.example", secret="tok-b"
+    )
+    columns = [
+        await services.create_column(
+            ws,
+            {"type": "platform_feed", "title": f"Home {c}", "spec": {"connection_id": c}},
+            actor_user_id=None,
+        )
+        for c in (a, b)
+    ]
+    site.routes["/api/v1/timelines/home"] = statuses_reply([status(1), status(2)])
+    assert await polling.run_due(seconds=5, jitter=0) == 2
+    assert await db.fetchval("SELECT count(*) FROM feed_items") == 2
+    assert await items_of(columns[0]) == await items_of(columns[1]) == ["1001", "1002"]
+    assert sorted(token for _path, token in statuses.calls) == ["tok-a", "tok-b"]
+
+
+async def test_an_exhausted_ledger_pauses_until_the_cap_is_raised(people, site, site_egress):
+    from app.streams import providers
+    from tests.streams.statuses import StatusProvider
+
+    provider = StatusProvider(site.base, name="youtube")
+    providers.register(provider)
+    try:
+        ws, _owner = await people.workspace()
+        await services.set_ledger_cap(ws, "youtube", 1)
+        column = await services.create_column(
+            ws,
+            {
+                "type": "keyword",
+                "title": "Flood",
+                "spec": {"query": "flood", "platforms": ["youtube"]},
+            },
+            actor_user_id=None,
+        )
+        [source] = await sources_of(column)
+        site.routes["/api/v1/timelines/tag/flood"] = statuses_reply([status(1)])
+        await polling.poll_source(ws, source, jitter=0)
+        await make_due(source)
+        await polling.poll_source(ws, source, jitter=0)
+        row = await source_row(source)
+        assert row["state"] == "budget_paused"
+        assert len(provider.calls) == 1  # the paused poll made no request
+        assert row["due_in"] > 60  # until the day's window ends
+
+        await services.set_ledger_cap(ws, "youtube", 5)
+        await polling.poll_source(ws, source, jitter=0)
+        assert (await source_row(source))["state"] == "ready"
+    finally:
+        providers.unregister("youtube")
+
+
+async def test_removing_a_connection_disables_its_sources_and_the_column_says_why(
+    people, site, statuses
+):
+    from app.streams import queries
+
+    ws, _owner = await people.workspace()
+    connection = await services.add_connection(
+        ws, "mastodon", "desk", instance="social.example", secret="t"
+    )
+    column = await services.create_column(
+        ws,
+        {"type": "platform_feed", "title": "Home", "spec": {"connection_id": connection}},
+        actor_user_id=None,
+    )
+    [source] = await sources_of(column)
+    await services.delete_connection(ws, connection)
+    assert not await polling.poll_source(ws, source, jitter=0)
+    view = await queries.column_view(ws, column)
+    assert view is not None
+    assert view.aggregate_state == "error"
+    assert view.sources[0].state == "disabled"
+    assert "reconnect" in view.sources[0].last_error
+
+
+async def test_a_manual_refresh_cannot_poll_sooner_than_the_floor(people, site, site_egress):
+    ws, _owner = await people.workspace()
+    url = feed(site, "/refresh.rss", rss(1))
+    column = await account_column(ws, url)
+    [source] = await sources_of(column)
+    await polling.poll_source(ws, source, jitter=0)
+
+    when = await services.request_refresh(ws, column)
+
+    assert when is not None
+    seconds = (when - datetime.now(UTC)).total_seconds()
+    assert 100 < seconds <= 120  # RSS's floor: two minutes after the last poll
+    assert not await polling.poll_source(ws, source, jitter=0)
+
+
+async def test_new_items_are_announced_on_the_columns_topic_after_commit(
+    people, site, site_egress, redis
+):
+    ws, _owner = await people.workspace()
+    url = feed(site, "/announce.rss", rss(2))
+    column = await account_column(ws, url)
+    [source] = await sources_of(column)
+    pubsub = redis.pubsub()
+    await pubsub.subscribe(channel(ws))
+    try:
+        await polling.poll_source(ws, source, jitter=0)
+        messages = []
+        for _ in range(20):
+            message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=0.2)
+            if message:
+                messages.append(json.loads(message["data"]))
+            elif messages:
+                break
+    finally:
+        await pubsub.unsubscribe()
+        await pubsub.aclose()
+    assert {"topic": column_topic(column), "new": 2} in messages
+
+
+async def test_the_sweeper_deletes_expired_and_month_old_items(people, site, site_egress):
+    ws, _owner = await people.workspace()
+    url = feed(site, "/sweep.rss", rss(3))
+    column = await account_column(ws, url)
+    [source] = await sources_of(column)
+    await polling.poll_source(ws, source, jitter=0)
+    await db.fetch(
+        "UPDATE feed_items SET fetched_at = now() - interval '31 days' WHERE remote_id LIKE '%/0'"
+    )
+    await db.fetch(
+        "UPDATE feed_items SET expires_at = now() - interval '1 minute' WHERE remote_id LIKE '%/1'"
+    )
+    assert await services.sweep_items() == 2
+    assert await items_of(column) == ["https://harbour.example/posts/2"]
+
+
+@pytest.mark.parametrize("polls", [8])
+async def test_concurrent_scheduler_loops_never_poll_a_source_twice(
+    people, site, site_egress, polls
+):
+    ws, _owner = await people.workspace()
+    urls = [feed(site, f"/many/{n}.rss", rss(1, start=n)) for n in range(polls)]
+    await account_column(ws, *urls)
+    before = len(site.hits)
+    results = await asyncio.gather(
+        polling.run_due(seconds=5, jitter=0), polling.run_due(seconds=5, jitter=0)
+    )
+    assert sum(results) == polls
+    assert len(site.hits) - before == polls
