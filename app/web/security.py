@@ -41,12 +41,17 @@ SECURITY_HEADERS: dict[str, str] = {
 
 async def add_security_headers(message: Message, scope: Scope) -> None:
     """A `before_send` hook: every response, routed or not (404s too), gets the
-    headers it did not set itself. The media proxy sets its own stricter CSP."""
+    headers it did not set itself. The media proxy sets its own stricter CSP.
+
+    What a signed-in person sees is never stored by the browser or a proxy
+    (`no-store`): Back after signing out must not show the library again."""
     if message["type"] == "http.response.start":
         headers = MutableScopeHeaders.from_message(message)
         for name, value in SECURITY_HEADERS.items():
             if name not in headers:
                 headers[name] = value
+        if scope.get("user") is not None and "cache-control" not in headers:
+            headers["cache-control"] = "no-store"
 
 
 @post("/csp-report", exclude_from_csrf=True, include_in_schema=False, status_code=204)
