@@ -145,7 +145,12 @@ async def _insert_member(tx: db.Tx, user_id: int, role: Role, *, actor_user_id: 
         return False
     name = await tx.fetchval("SELECT display_name FROM users WHERE id = $1", user_id)
     await record(
-        tx, "member_added", actor_user_id=actor_user_id, subject=name or "", role=role.value
+        tx,
+        "member_added",
+        actor_user_id=actor_user_id,
+        subject=name or "",
+        role=role.value,
+        user_id=user_id,
     )
     return True
 

@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 from datastar_py.litestar import DatastarResponse
 from litestar import Controller, Request, get, post
 from litestar.exceptions import ClientException, NotFoundException
-from litestar.params import FromPath
+from litestar.params import FromPath, QueryParameter
 from litestar.response import Redirect, Template
 
 from app.accounts.guards import allows, member_of
@@ -303,7 +303,26 @@ class ArticlesApi(Controller):
     guards = [allows(Permission.DRAFT_VIEW)]
 
     @get("/")
-    async def list_articles(self, request: Request) -> dict[str, Any]:
+    async def list_articles(
+        self,
+        request: Request,
+        # Declared so the OpenAPI schema lists them; parse_filter reads the query itself.
+        q: Annotated[str | None, QueryParameter(description="Full-text search")] = None,
+        topic: Annotated[str | None, QueryParameter(description="A topic id")] = None,
+        source: Annotated[
+            str | None, QueryParameter(description="feed, arxiv, manual, import, api")
+        ] = None,
+        analysis_state: Annotated[
+            str | None, QueryParameter(query="state", description="The analysis state")
+        ] = None,
+        deleted: Annotated[str | None, QueryParameter(description="1 lists the trash")] = None,
+        cursor: Annotated[
+            str | None, QueryParameter(description="next_cursor of the page before")
+        ] = None,
+        limit: Annotated[
+            int | None, QueryParameter(ge=1, le=100, description="Rows per page")
+        ] = None,
+    ) -> dict[str, Any]:
         _viewer, workspace_id = member_of(request)
         try:
             f = parse_filter(request.query_params)

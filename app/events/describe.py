@@ -1,8 +1,14 @@
-"""What each kind of event says, as UI text (translated at render time)."""
+"""What each kind of event says, which filter it belongs to, and where it links.
+
+Pure: no I/O. UI text is marked here and translated where it is shown.
+"""
 
 from __future__ import annotations
 
-from app.core.i18n import gettext
+from dataclasses import dataclass
+
+from app.core.i18n import gettext, ngettext
+from app.events.types import EventView
 
 
 def N_(message: str) -> str:
@@ -18,6 +24,7 @@ EVENT_VERBS: dict[str, str] = {
     "member_role_changed": N_("changed a member's role"),
     "invitation_created": N_("created an invitation"),
     "invitation_revoked": N_("revoked an invitation"),
+    "password_reset_issued": N_("issued a password reset link for"),
     "api_token_created": N_("created an API token"),
     "api_token_revoked": N_("revoked an API token"),
     "article_processed": N_("queued an article for analysis"),
@@ -28,8 +35,115 @@ EVENT_VERBS: dict[str, str] = {
     "topic_deleted": N_("deleted the topic"),
     "topic_source_added": N_("added a source to the topic"),
     "topic_source_removed": N_("removed a source from the topic"),
+    "topic_run_finished": N_("finished a run of the topic"),
 }
+
+# The Activity page's filters: a name in the address, a label, the kinds it shows.
+FILTERS: dict[str, tuple[str, frozenset[str]]] = {
+    "articles": (N_("Articles"), frozenset({"article_deleted", "article_restored"})),
+    "topics": (
+        N_("Topics"),
+        frozenset(k for k in EVENT_VERBS if k.startswith("topic_")),
+    ),
+    "people": (
+        N_("People"),
+        frozenset(
+            {
+                "workspace_created",
+                "signed_in",
+                "member_added",
+                "member_removed",
+                "member_role_changed",
+                "invitation_created",
+                "invitation_revoked",
+                "password_reset_issued",
+            }
+        ),
+    ),
+    "tokens": (N_("API tokens"), frozenset({"api_token_created", "api_token_revoked"})),
+}
+
+# One row per stored article would drown everything else: a topic run's
+# `topic_run_finished` stands for its articles on the page. The API still
+# lists every event (ask for kind=article_processed).
+PAGE_KINDS: frozenset[str] = frozenset(EVENT_VERBS) - {"article_processed"}
+
+
+class UnknownKind(ValueError):
+    """A filter that is neither a filter name nor an event kind."""
+
+
+def kinds_of(name: str, *, page: bool) -> frozenset[str] | None:
+    """The kinds a filter shows (None: no filter on the API); UnknownKind if none matches."""
+    name = name.strip()
+    if not name:
+        return PAGE_KINDS if page else None
+    if name in FILTERS:
+        return FILTERS[name][1]
+    if name in EVENT_VERBS:
+        return frozenset({name})
+    raise UnknownKind(name)
 
 
 def verb(kind: str) -> str:
     return gettext(EVENT_VERBS.get(kind, kind.replace("_", " ")))
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """One Activity row in words: `actor verb: subject · detail`, the subject maybe linked."""
+
+    actor: str
+    verb: str
+    subject: str  # third-party text: rendered with the `third_party` filter
+    detail: str
+    link: str  # "" when the subject has no page (or not one this viewer may see)
+
+
+def _joined(event: EventView) -> bool:
+    """A person who accepted an invitation added themselves: they joined."""
+    if event.kind != "member_added" or event.actor_user_id is None:
+        return False
+    user_id = event.data.get("user_id")
+    if user_id is not None:
+        return bool(user_id == event.actor_user_id)
+    return event.subject == event.actor  # rows recorded before user_id was kept
+
+
+def _detail(event: EventView) -> str:
+    if event.kind != "topic_run_finished":
+        return ""
+    new = int(event.data.get("new", 0))
+    failed = int(event.data.get("failures", 0))
+    text = ngettext("%(n)d new article", "%(n)d new articles", new) % {"n": new}
+    if failed:
+        text += ", " + ngettext("%(n)d failed", "%(n)d failed", failed) % {"n": failed}
+    if event.data.get("status") == "failed":
+        text = gettext("the run failed")
+    return text
+
+
+def _link(event: EventView, *, can_manage_members: bool, viewer_user_id: int) -> str:
+    data = event.data
+    if "article_id" in data:
+        return f"/articles/{data['article_id']}"
+    if event.kind.startswith("topic_") and event.kind != "topic_deleted" and "topic_id" in data:
+        return f"/topics/{data['topic_id']}"
+    if event.kind in FILTERS["people"][1] and event.kind not in {"signed_in", "workspace_created"}:
+        return "/settings/members" if can_manage_members else ""
+    if event.kind.startswith("api_token_") and event.actor_user_id == viewer_user_id:
+        return "/settings/tokens"
+    return ""
+
+
+def sentence(event: EventView, *, can_manage_members: bool, viewer_user_id: int) -> Sentence:
+    actor = event.actor or gettext("Newsdesk")
+    if _joined(event):
+        return Sentence(actor, gettext("joined"), "", "", "")
+    return Sentence(
+        actor=actor,
+        verb=verb(event.kind),
+        subject=event.subject,
+        detail=_detail(event),
+        link=_link(event, can_manage_members=can_manage_members, viewer_user_id=viewer_user_id),
+    )

@@ -15,3 +15,12 @@ class EventView:
     subject: str  # third-party text: render with the `third_party` filter
     data: dict[str, Any]
     created_at: datetime
+    actor_user_id: int | None = None  # None for the system
+
+
+@dataclass(frozen=True)
+class EventPage:
+    """One page of the log, newest first."""
+
+    items: list[EventView]
+    next_cursor: str | None  # pass back as `cursor` for the older page; None at the end

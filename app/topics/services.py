@@ -50,6 +50,7 @@ EVENT_TOPIC_RENAMED = "topic_renamed"
 EVENT_TOPIC_DELETED = "topic_deleted"
 EVENT_SOURCE_ADDED = "topic_source_added"
 EVENT_SOURCE_REMOVED = "topic_source_removed"
+EVENT_RUN_FINISHED = "topic_run_finished"
 
 
 def scrape_job_id(source_id: int) -> str:
@@ -425,9 +426,26 @@ async def finish_run(
             result.etag,
             result.last_modified,
         )
+        await _record_run(tx, source, run_id, result)
         publish_after_commit(tx, topic_channel(source.topic_id))
         publish_after_commit(tx, TOPICS_CHANNEL)
     return next_run_at
+
+
+async def _record_run(tx: db.Tx, source: LeasedSource, run_id: int, result: RunResult) -> None:
+    """One Activity row per run that brought something or failed (its articles add none)."""
+    if not (result.new or result.failures or result.status == RunStatus.FAILED):
+        return  # a quiet run every few minutes is not news
+    name = await tx.fetchval(
+        "SELECT name FROM topics WHERE workspace_id = $1 AND id = $2",
+        source.workspace_id,
+        source.topic_id,
+    )
+    await record(
+        tx, EVENT_RUN_FINISHED, subject=name or "", topic_id=source.topic_id,
+        source_id=source.id, run_id=run_id, status=result.status.value, found=result.found,
+        new=result.new, duplicates=result.duplicates, failures=result.failures,
+    )  # fmt: skip
 
 
 async def close_interrupted_runs() -> int:

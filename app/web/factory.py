@@ -9,6 +9,7 @@ from litestar.config.csrf import CSRFConfig
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin
+from litestar.openapi.spec import Components, SecurityScheme
 from litestar.plugins.jinja import JinjaTemplateEngine as Jinja
 from litestar.static_files import create_static_files_router
 from litestar.template import TemplateConfig
@@ -24,6 +25,9 @@ from app.web.security import add_security_headers, csp_report
 from app.web.templating import STATIC_DIR, make_environment, use_environment
 
 log = logging.getLogger(__name__)
+
+# The API's one way in: `Authorization: Bearer <token>` (app.accounts.middleware).
+API_SECURITY_SCHEME = "bearer"
 
 
 def create_app(settings: Settings, *, manage_connections: bool = True) -> Litestar:
@@ -47,7 +51,12 @@ def create_app(settings: Settings, *, manage_connections: bool = True) -> Litest
             await db.disconnect()
 
     pages = Router(path="/", route_handlers=routes.page_handlers(), include_in_schema=False)
-    api = Router(path="/api/v1", route_handlers=routes.api_handlers(), tags=["api"])
+    api = Router(
+        path="/api/v1",
+        route_handlers=routes.api_handlers(),
+        tags=["api"],
+        security=[{API_SECURITY_SCHEME: []}],
+    )
     return Litestar(
         route_handlers=[
             pages,
@@ -81,6 +90,15 @@ def create_app(settings: Settings, *, manage_connections: bool = True) -> Litest
             version="1",
             path="/api/v1/schema",
             render_plugins=[JsonRenderPlugin()],
+            components=Components(
+                security_schemes={
+                    API_SECURITY_SCHEME: SecurityScheme(
+                        type="http",
+                        scheme="bearer",
+                        description="An API token from Settings > API tokens",
+                    )
+                }
+            ),
         ),
         dependencies={"settings": Provide(lambda: settings, sync_to_thread=False)},
         debug=False,

@@ -59,7 +59,7 @@ async def test_another_workspaces_event_is_not_found_through_the_api(client, peo
     headers = {"Authorization": f"Bearer {token}"}
     assert (await client.get(f"/api/v1/events/{event_of_b}", headers=headers)).status_code == 404
     listed = (await client.get("/api/v1/events", headers=headers)).json()
-    assert event_of_b not in {e["id"] for e in listed}
+    assert event_of_b not in {e["id"] for e in listed["items"]}
     own = await db.fetchval("SELECT id FROM events WHERE workspace_id = $1", a.workspace_id)
     assert (await client.get(f"/api/v1/events/{own}", headers=headers)).status_code == 200
 
