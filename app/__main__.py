@@ -87,12 +87,11 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> None:
 
 
 def cmd_worker(settings: Settings, args: argparse.Namespace) -> None:
-    from arq.worker import run_worker
+    from workers.settings import create_worker, wait_for_redis_at
 
-    from workers.settings import WorkerSettings, worker_options
-
+    asyncio.run(wait_for_redis_at(settings))  # a worker may start before Redis; it waits
     asyncio.run(check_services(settings))
-    run_worker(WorkerSettings, **worker_options(settings, burst=args.burst))  # type: ignore[arg-type]
+    create_worker(settings, burst=args.burst).run()
 
 
 async def _create_database(settings: Settings) -> bool:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make run`: set up what is missing, start private PostgreSQL and Redis under
 # .data/run unless DATABASE_URL / REDIS_URL point elsewhere, migrate, create
-# the first owner once, then run the web server and one worker until Ctrl-C.
+# the first owner once, then run the web server and one worker until Ctrl-C
+# (scripts/supervise.sh restarts either if it dies).
 # On exit it stops what it started and nothing else.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"; cd "$ROOT"
@@ -35,6 +36,7 @@ fi
 .venv/bin/python -m app create-database
 .venv/bin/python -m app migrate
 .venv/bin/python -m app bootstrap
-.venv/bin/python -m app serve & pids+=($!)
-.venv/bin/python -m app worker & pids+=($!)
-wait -n "${pids[@]}" || true
+# The supervisor restarts a child that dies (with a back-off) until Ctrl-C.
+scripts/supervise.sh "web=.venv/bin/python -m app serve" "worker=.venv/bin/python -m app worker" &
+pids+=($!)
+wait "${pids[@]}" || true

@@ -6,10 +6,13 @@ import logging
 from typing import Any
 
 from arq import cron, func
+from arq.worker import get_kwargs
+from redis.asyncio import Redis
 
 from app.core import config, db, redis
-from app.core.config import Settings
+from app.core.config import Settings, redact_url
 from workers import tasks
+from workers.worker import PatientWorker, wait_for_redis
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +67,8 @@ class WorkerSettings:
     ]
     on_startup = startup
     on_shutdown = shutdown
+    # Run at once when Redis is back after an outage (the wake-ups sent meanwhile are lost).
+    after_outage = ("reconcile_analyses", "wake_topic_sources")
     keep_result = 60
     max_tries = 5
     job_timeout = 300
@@ -79,3 +84,20 @@ def worker_options(settings: Settings, *, burst: bool = False) -> dict[str, Any]
         "burst": burst,
         "health_check_key": settings.redis_key("worker-health"),
     }
+
+
+def create_worker(settings: Settings, *, burst: bool = False) -> PatientWorker:
+    """The worker `python -m app worker` runs: arq's, riding out Redis outages."""
+    return PatientWorker(
+        **get_kwargs(WorkerSettings),  # type: ignore[arg-type]
+        **worker_options(settings, burst=burst),
+        after_outage=WorkerSettings.after_outage,
+    )
+
+
+async def wait_for_redis_at(settings: Settings) -> None:
+    client = Redis.from_url(settings.redis_url, socket_connect_timeout=5)
+    try:
+        await wait_for_redis(client.ping, redact_url(settings.redis_url))
+    finally:
+        await client.aclose()

@@ -21,6 +21,8 @@ from typing import Any
 
 import asyncpg
 from piccolo.engine.postgres import PostgresEngine
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from app.core.config import Settings
 from app.core.tables import all_tables
@@ -121,7 +123,11 @@ async def _run_after_commit(tx: Tx) -> None:
     # Notices and wake-ups are independent of each other: send them at once.
     results = await asyncio.gather(*(callback() for callback in tx.after), return_exceptions=True)
     for result in results:
-        if isinstance(result, BaseException):
+        if isinstance(result, RedisConnectionError | RedisTimeoutError):
+            # Redis is down: the row is the truth, and the reconcilers and the
+            # pages' reconnects repair a lost wake-up or notice. One line, no traceback.
+            log.warning("Redis unreachable; a wake-up or notice was not sent: %s", result)
+        elif isinstance(result, BaseException):
             # The data is committed; a lost notice is repaired by the next
             # reconnect or reconciler pass, so log and go on.
             log.error("after-commit callback failed", exc_info=result)

@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import time
+from collections.abc import Callable
 
 import pytest
 
 from app.core import leases
+
+
+async def _until(check: Callable[[], bool], within: float = 5.0) -> None:
+    deadline = time.monotonic() + within
+    while not check():
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.01)
 
 
 async def test_renews_every_beat_while_the_work_runs() -> None:
@@ -17,13 +26,13 @@ async def test_renews_every_beat_while_the_work_runs() -> None:
         calls += 1
         return True
 
-    async with leases.heartbeat(renew, every=0.02, lease_seconds=0.1) as lease:
-        await asyncio.sleep(0.25)  # longer than a lease: only the renewals keep it
+    async with leases.heartbeat(renew, every=0.05, lease_seconds=0.5) as lease:
+        await asyncio.sleep(1.0)  # twice a lease: only the renewals keep it
         assert not lease.lost
         lease.check()
     assert calls >= 5
     assert lease.renewed == calls
-    await asyncio.sleep(0.1)
+    await asyncio.sleep(0.2)
     assert lease.renewed == calls  # the heartbeat stopped with the block
 
 
@@ -32,29 +41,31 @@ async def test_a_row_that_is_no_longer_ours_loses_the_lease() -> None:
         return False
 
     async with leases.heartbeat(renew, every=0.02, lease_seconds=10) as lease:
-        await asyncio.sleep(0.08)
-        assert lease.lost
+        await _until(lambda: lease.lost)
         with pytest.raises(leases.LeaseLost):
             lease.check()
 
 
 async def test_a_failing_renewal_is_retried_and_lost_only_after_a_whole_lease() -> None:
-    results: list[bool | None] = [None, None, True, None, None, None, None, None, None, None]
+    calls = 0
+    succeeded_at = 0.0
 
     async def renew() -> bool:
-        result = results.pop(0) if results else None
-        if result is None:
-            raise ConnectionError("database restarting")
-        return result
+        nonlocal calls, succeeded_at
+        calls += 1
+        if calls == 3:
+            succeeded_at = time.monotonic()
+            return True
+        raise ConnectionError("database restarting")
 
-    async with leases.heartbeat(renew, every=0.03, lease_seconds=0.1) as lease:
-        await asyncio.sleep(0.08)  # two failures, still within the lease
+    async with leases.heartbeat(renew, every=0.05, lease_seconds=1.0) as lease:
+        await _until(lambda: calls >= 2)  # two failures, well within the lease
         assert not lease.lost
-        await asyncio.sleep(0.03)  # the third beat succeeds
+        await _until(lambda: calls >= 3)  # the third beat succeeds
         assert lease.renewed == 1
         assert not lease.lost
-        await asyncio.sleep(0.2)  # failures only, for longer than a lease
-        assert lease.lost
+        await _until(lambda: lease.lost)  # failures only, for longer than a lease
+        assert time.monotonic() - succeeded_at >= 1.0
 
 
 async def test_without_renewals_the_lease_ends_after_its_time() -> None:
