@@ -271,6 +271,18 @@ async def reorder_columns(workspace_id: int, ordered_ids: object) -> None:
         publish_after_commit(tx, COLUMNS_TOPIC)
 
 
+async def move_column(workspace_id: int, column_id: int, position: object) -> None:
+    """Move one column to `position` (0 = first); the others keep their order."""
+    if isinstance(position, bool) or not isinstance(position, int) or position < 0:
+        raise SpecInvalid({"position": _("Give the position as a whole number from 0.")})
+    order = [c.id for c in await queries.list_columns(workspace_id)]
+    if column_id not in order:
+        raise NotFound(_("There is no such column."))
+    order.remove(column_id)
+    order.insert(min(position, len(order)), column_id)
+    await reorder_columns(workspace_id, order)
+
+
 async def seed_platform_columns(workspace_id: int, *, actor_user_id: int | None) -> int:
     """One platform_feed column (home) per connection that never had one: lazy, idempotent,
     safe under concurrent first listings (one advisory lock per workspace)."""

@@ -14,6 +14,7 @@ from app.events import controllers as events
 from app.media import controllers as media
 from app.media import signer, template_filter
 from app.safe_content import register_filters
+from app.streams import controllers as streams
 from app.topics import controllers as topics
 from app.topics.schedule import with_arxiv_budgets
 from app.web.shell import ShellController
@@ -31,7 +32,12 @@ def page_handlers() -> list[Any]:
 
 
 def api_handlers() -> list[Any]:
-    return [*accounts.API_HANDLERS, *events.API_HANDLERS, *articles.API_HANDLERS]
+    return [
+        *accounts.API_HANDLERS,
+        *events.API_HANDLERS,
+        *articles.API_HANDLERS,
+        *streams.API_HANDLERS,
+    ]
 
 
 def configure_templates(env: jinja2.Environment, settings: Settings) -> None:
