@@ -9,11 +9,11 @@ safe_content AST, media only as signed proxy paths.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 from litestar import Controller, Request, Response, delete, get, patch, post, put
 from litestar.exceptions import SerializationException
-from litestar.params import FromPath
+from litestar.params import FromPath, QueryParameter
 from redis.exceptions import RedisError
 
 from app.accounts.guards import allows, member_of
@@ -32,6 +32,11 @@ from app.streams.types import (
     SpecInvalid,
     StreamsError,
 )
+
+Cursor = Annotated[
+    str | None, QueryParameter(description="next_cursor of the page before (base64url {at, key})")
+]
+Limit = Annotated[str | None, QueryParameter(description="Items per page, 1..200 (default 40)")]
 
 # Saved-search imports create columns: a few runs per person per window.
 IMPORTS_PER_WINDOW = 5
@@ -161,12 +166,13 @@ class FeedsApi(Controller):
     exception_handlers = {StreamsError: _error}
 
     @get("/")
-    async def merged(self, request: Request) -> dict[str, Any]:
+    async def merged(
+        self, request: Request, cursor: Cursor = None, limit: Limit = None
+    ) -> dict[str, Any]:
         """Every connection's home timeline in one list, with the columns beside it."""
         viewer, workspace_id = member_of(request)
         await services.seed_platform_columns(workspace_id, actor_user_id=viewer.user_id)
-        limit = queries.page_limit(request.query_params.get("limit"))
-        page = await queries.merged_items(workspace_id, request.query_params.get("cursor"), limit)
+        page = await queries.merged_items(workspace_id, cursor, queries.page_limit(limit))
         columns = await queries.list_columns(workspace_id)
         return {
             **_page_json(page),
@@ -241,12 +247,13 @@ class FeedsApi(Controller):
         return {"columns": [column_json(c) for c in columns if c.id in set(made)]}
 
     @get("/columns/{column_id:int}/items")
-    async def column_items(self, request: Request, column_id: FromPath[int]) -> dict[str, Any]:
+    async def column_items(
+        self, request: Request, column_id: FromPath[int], cursor: Cursor = None, limit: Limit = None
+    ) -> dict[str, Any]:
         _viewer, workspace_id = member_of(request)
         view = await _column_or_404(workspace_id, column_id)
-        limit = queries.page_limit(request.query_params.get("limit"))
         page = await queries.column_items(
-            workspace_id, column_id, request.query_params.get("cursor"), limit
+            workspace_id, column_id, cursor, queries.page_limit(limit)
         )
         polled = [s.last_polled_at for s in view.sources if s.last_polled_at]
         return {

@@ -17,8 +17,10 @@ import asyncio
 import logging
 import random
 import time
+from contextlib import suppress
 from datetime import UTC, datetime
 
+from app.core import leases
 from app.core.i18n import _
 from app.egress import EgressError, RateLimited
 from app.streams import platforms, resolver, services
@@ -90,18 +92,23 @@ async def _run_and_release(source: LeasedSource, jitter: float | None) -> None:
 async def _poll_claimed(source: LeasedSource, jitter: float | None) -> None:
     j = random.uniform(-1, 1) if jitter is None else jitter
     try:
-        await _poll(source, j)
+        async with leases.heartbeat(
+            lambda: services.renew_lease(source), name=f"stream-source:{source.id}"
+        ) as lease:
+            await _poll(source, j, lease)
+    except leases.LeaseLost:
+        log.warning("stream source %s: lease lost, the poll's result is dropped", source.id)
     except asyncio.CancelledError:
         # Stopped (shutdown): count it as a failed poll so the lease is not left to expire.
-        outcome = after_failure(source.interval_ms, source.consecutive_failures,
-                                polled_before=source.polled_before, jitter=j)  # fmt: skip
-        await asyncio.shield(services.finish(source, outcome, _("The poll was interrupted.")))
+        with suppress(leases.LeaseLost):
+            message = _("The poll was interrupted.")
+            await asyncio.shield(services.finish(source, _failed(source, j), message))
         raise
     except Exception:
         log.exception("stream source %s: the poll failed unexpectedly", source.id)
-        outcome = after_failure(source.interval_ms, source.consecutive_failures,
-                                polled_before=source.polled_before, jitter=j)  # fmt: skip
-        await services.finish(source, outcome, _("The poll failed on an unexpected error."))
+        with suppress(leases.LeaseLost):
+            message = _("The poll failed on an unexpected error.")
+            await services.finish(source, _failed(source, j), message)
 
 
 def _failed(source: LeasedSource, jitter: float) -> Outcome:
@@ -111,7 +118,7 @@ def _failed(source: LeasedSource, jitter: float) -> Outcome:
     )  # fmt: skip
 
 
-async def _poll(source: LeasedSource, jitter: float) -> None:
+async def _poll(source: LeasedSource, jitter: float, lease: leases.Lease) -> None:
     provider = provider_for(source.provider)
     if provider is None or source.kind not in provider.kinds:
         await services.mark_unsupported(source, _("This server cannot read this source yet."))
@@ -163,5 +170,6 @@ async def _poll(source: LeasedSource, jitter: float) -> None:
         return
     if rule is not None and source.kind in rule.kinds:
         await services.debit_ledger(source.workspace_id, source.provider, rule, page.units - 1)
-    # 4. Store and link; the source is ready again.
+    # 4. Store and link; the source is ready again (only if it is still ours).
+    lease.check()
     await services.store_page(source, page, after_success(source.interval_ms, jitter=jitter))

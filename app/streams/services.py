@@ -23,7 +23,7 @@ from typing import Any
 
 import asyncpg
 
-from app.core import db
+from app.core import db, leases
 from app.core.i18n import _
 from app.core.jobs import enqueue_after_commit
 from app.egress import EgressError
@@ -51,7 +51,7 @@ from app.vault import seal, unseal
 log = logging.getLogger(__name__)
 
 POLL_TASK = "poll_stream_source"
-LEASE_S = 120  # a worker polls a source within this; a crashed worker's lease runs out
+LEASE_S = leases.LEASE_SECONDS  # renewed by a heartbeat while the poll runs (app.core.leases)
 RESOLVE_TIMEOUT_S = 10.0  # handle resolution while saving a column; later polls retry
 RETENTION = timedelta(days=30)
 IMPORT_MAX_TERMS = 50
@@ -590,8 +590,16 @@ def _publish_columns(tx: db.Tx, column_ids: Iterable[int], **data: object) -> No
 # Polling: claim, ledger, store, finish --------------------------------------------------
 
 
+@dataclass
+class Claim:
+    """The lease a poll holds: its `lease_until` is the token every write re-checks."""
+
+    until: datetime
+
+
 @dataclass(frozen=True)
 class LeasedSource:
+    claim: Claim
     id: int
     workspace_id: int
     provider: str
@@ -609,7 +617,7 @@ class LeasedSource:
 
 _CLAIM_FIELDS = (
     "id, workspace_id, provider, kind, connection_id, query, actor_ref, label, state, cursor,"
-    " interval_ms, consecutive_failures, last_polled_at IS NOT NULL AS polled_before"
+    " interval_ms, consecutive_failures, last_polled_at IS NOT NULL AS polled_before, lease_until"
 )
 _DUE = (
     "active AND state NOT IN ('disabled', 'unsupported') AND next_poll_at <= now()"
@@ -619,7 +627,7 @@ _DUE = (
 
 def _leased(row: asyncpg.Record) -> LeasedSource:
     return LeasedSource(
-        id=row["id"], workspace_id=row["workspace_id"], provider=row["provider"],
+        claim=Claim(row["lease_until"]), id=row["id"], workspace_id=row["workspace_id"], provider=row["provider"],
         kind=SourceKind(row["kind"]), connection_id=row["connection_id"], query=row["query"],
         actor_ref=row["actor_ref"], label=row["label"], state=SourceState(row["state"]),
         cursor=row["cursor"], interval_ms=row["interval_ms"],
@@ -655,6 +663,20 @@ async def claim_next_due() -> LeasedSource | None:
             LEASE_S,
         )
     return _leased(row) if row else None
+
+
+async def renew_lease(source: LeasedSource) -> bool:
+    """The heartbeat's renewal: True while the lease is still this poll's."""
+    async with db.workspace_tx(source.workspace_id) as tx:
+        until = await tx.fetchval(
+            "UPDATE stream_sources SET lease_until = now() + make_interval(secs => $4)"
+            " WHERE workspace_id = $1 AND id = $2 AND lease_until = $3 RETURNING lease_until",
+            source.workspace_id, source.id, source.claim.until, LEASE_S,
+        )  # fmt: skip
+    if until is None:
+        return False
+    source.claim.until = until
+    return True
 
 
 class ConnectionGone(Exception):
@@ -844,19 +866,22 @@ async def mark_unsupported(source: LeasedSource, error: str) -> None:
 async def _mark(
     tx: db.Tx, source: LeasedSource, outcome: Outcome, *, error: str, cursor: str, polled: bool
 ) -> None:
-    # A connection removed meanwhile keeps its source disabled: re-check while writing.
-    await tx.execute(
+    # A connection removed meanwhile keeps its source disabled, and a poll whose lease
+    # was lost (another worker has the source now) writes nothing: re-check while writing.
+    done = await tx.execute(
         """
         UPDATE stream_sources SET
           state = CASE WHEN state = 'disabled' THEN state ELSE $3 END,
           next_poll_at = now() + make_interval(secs => $4),
           consecutive_failures = $5, last_error = $6, cursor = $7, lease_until = NULL,
           last_polled_at = CASE WHEN $8 THEN now() ELSE last_polled_at END
-        WHERE workspace_id = $1 AND id = $2
+        WHERE workspace_id = $1 AND id = $2 AND lease_until = $9
         """,
         source.workspace_id, source.id, outcome.state.value, outcome.delay_s, outcome.failures,
-        error, cursor, polled,
+        error, cursor, polled, source.claim.until,
     )  # fmt: skip
+    if done == "UPDATE 0":
+        raise leases.LeaseLost(f"stream source {source.id}")
 
 
 async def _columns_of(tx: db.Tx, source: LeasedSource) -> list[int]:

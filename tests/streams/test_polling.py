@@ -386,3 +386,23 @@ async def test_concurrent_scheduler_loops_never_poll_a_source_twice(
     )
     assert sum(results) == polls
     assert len(site.hits) - before == polls
+
+
+async def test_a_poll_that_lost_its_lease_writes_nothing(people, site, site_egress):
+    from app.core.leases import LeaseLost
+    from app.streams.providers import Page
+    from app.streams.schedule import after_success
+
+    ws, _owner = await people.workspace()
+    url = feed(site, "/lease.rss", rss(1))
+    column = await account_column(ws, url)
+    [source_id] = await sources_of(column)
+    claimed = await services.claim_source(ws, source_id)
+    assert claimed is not None
+    assert await services.renew_lease(claimed)  # the heartbeat keeps it while it is ours
+    # Another worker took the source over (our lease had run out meanwhile).
+    await db.fetch("UPDATE stream_sources SET lease_until = now() + interval '1 minute'")
+    assert not await services.renew_lease(claimed)
+    with pytest.raises(LeaseLost):
+        await services.store_page(claimed, Page(), after_success(60_000))
+    assert (await source_row(source_id))["state"] == "pending"
