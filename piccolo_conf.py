@@ -18,6 +18,8 @@ def __getattr__(name: str) -> object:
         raise AttributeError(name)
     from piccolo.engine.postgres import PostgresEngine
 
-    db = PostgresEngine(config={"dsn": os.environ["DATABASE_URL"]})
+    # Piccolo's CLI changes the schema: it runs as the tables' owner.
+    dsn = os.environ.get("DATABASE_OWNER_URL") or os.environ["DATABASE_URL"]
+    db = PostgresEngine(config={"dsn": dsn})
     globals()["DB"] = db
     return db

@@ -51,11 +51,7 @@ def _reason(error: Exception) -> str:
 
 
 async def _migrate(settings: Settings) -> None:
-    engine = await db.connect(settings, pool_max=2)
-    try:
-        await db.migrate(engine)
-    finally:
-        await db.disconnect()
+    await db.migrate_database(settings)
 
 
 async def _with_db(settings: Settings, work: Callable[[], Awaitable[T]]) -> T:
@@ -100,7 +96,8 @@ async def _create_database(settings: Settings) -> bool:
 
     import asyncpg
 
-    parts = urlsplit(settings.database_url)
+    # As the owner: the app's role need not be allowed to create databases.
+    parts = urlsplit(settings.migration_url)
     name = parts.path.lstrip("/")
     conn = await asyncpg.connect(urlunsplit(parts._replace(path="/postgres")), timeout=5)
     try:
@@ -117,10 +114,10 @@ def cmd_create_database(settings: Settings, args: argparse.Namespace) -> None:
         created = asyncio.run(_create_database(settings))
     except Exception as error:
         _fail(
-            f"cannot create the database at {redact_url(settings.database_url)}: {_reason(error)}"
+            f"cannot create the database at {redact_url(settings.migration_url)}: {_reason(error)}"
         )
     if created:
-        print(f"newsdesk: created the database {redact_url(settings.database_url)}")
+        print(f"newsdesk: created the database {redact_url(settings.migration_url)}")
 
 
 def cmd_migrate(settings: Settings, args: argparse.Namespace) -> None:

@@ -24,7 +24,13 @@ from playwright.async_api import Browser, BrowserContext, ConsoleMessage, Page, 
 
 from app.core import config
 from app.core.config import Settings
-from tests.fixtures import BASE_DATABASE_URL, WORKER, WORKER_NUMBER, make_test_settings
+from tests.fixtures import (
+    BASE_DATABASE_URL,
+    WORKER,
+    WORKER_NUMBER,
+    database_urls,
+    make_test_settings,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -56,7 +62,7 @@ FAKE_SITE_PORT = free_port()
 def settings() -> Settings:
     """The e2e database and Redis namespace, shared with the server processes."""
     settings = make_test_settings(
-        database_url=BASE_DATABASE_URL.replace("newsdesk_test", "newsdesk_e2e") + f"_{WORKER}",
+        **database_urls(BASE_DATABASE_URL.replace("newsdesk_test", "newsdesk_e2e") + f"_{WORKER}"),
         redis_url=os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:63809")
         + f"/{20 + WORKER_NUMBER}",
         redis_prefix=f"nde2e{WORKER}",
@@ -71,6 +77,7 @@ def settings() -> Settings:
 def _env(settings: Settings, **extra: str) -> dict[str, str]:
     values = {
         "DATABASE_URL": settings.database_url,
+        "DATABASE_OWNER_URL": settings.database_owner_url,
         "REDIS_URL": settings.redis_url,
         "SECRET_KEY": settings.secret_key.get_secret_value(),
         "BASE_URL": settings.base_url,

@@ -16,6 +16,9 @@ esac
 PGBIN="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)"
 DATA="$ROOT/.data/$PROFILE"
 RDIR="$DATA/redis"
+# The app connects as APP_ROLE, which owns nothing, so row-level security holds
+# it; migrations run as postgres, the owner (DATABASE_OWNER_URL).
+APP_ROLE=newsdesk_app
 
 as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 
@@ -42,12 +45,20 @@ pg_start() {
   if [ ! -f "$pgdata/PG_VERSION" ]; then
     as_pg "$PGBIN/initdb" -D "$pgdata" -U postgres -A trust -E UTF8 --locale=C.UTF-8 --no-sync >"$dir/initdb.log"
   fi
-  if as_pg "$PGBIN/pg_ctl" -D "$pgdata" status >/dev/null 2>&1; then return 0; fi
+  if as_pg "$PGBIN/pg_ctl" -D "$pgdata" status >/dev/null 2>&1; then app_role; return 0; fi
   local opts="-p $PGPORT -k $sock -c listen_addresses=127.0.0.1 -c max_connections=300"
   [ "$DURABLE" = 1 ] || opts="$opts -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
   as_pg "$PGBIN/pg_ctl" -D "$pgdata" -l "$dir/server.log" -w -t 60 start -o "$opts" >/dev/null
   for _ in $(seq 60); do "$PGBIN/pg_isready" -q -h 127.0.0.1 -p "$PGPORT" && break; sleep 0.5; done
+  app_role
   echo "postgresql started"
+}
+
+# The app's role: may log in, owns nothing, no superuser, no BYPASSRLS.
+app_role() {
+  "$PGBIN/psql" -q -h 127.0.0.1 -p "$PGPORT" -U postgres -d postgres -v ON_ERROR_STOP=1 -c \
+    "DO \$\$ BEGIN CREATE ROLE $APP_ROLE LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END \$\$" \
+    >/dev/null
 }
 
 pg_stop() {
@@ -85,6 +96,9 @@ case "$ACTION" in
     case "${3:-}" in *redis*) redis_stop ;; esac
     case "${3:-}" in *postgresql*) pg_stop ;; esac ;;
   status) "$PGBIN/pg_isready" -h 127.0.0.1 -p "$PGPORT" || true; redis-cli -p "$REDIS_PORT" ping || true ;;
-  env) echo "DATABASE_URL=postgresql://postgres@127.0.0.1:$PGPORT/newsdesk"; echo "REDIS_URL=redis://127.0.0.1:$REDIS_PORT/0" ;;
+  env)
+    echo "DATABASE_URL=postgresql://$APP_ROLE@127.0.0.1:$PGPORT/newsdesk"
+    echo "DATABASE_OWNER_URL=postgresql://postgres@127.0.0.1:$PGPORT/newsdesk"
+    echo "REDIS_URL=redis://127.0.0.1:$REDIS_PORT/0" ;;
   *) echo "usage: $0 start|stop|stop-these|status|env run|test [started]" >&2; exit 2 ;;
 esac

@@ -3,6 +3,10 @@
 Each pytest-xdist worker gets its own database (`newsdesk_test_<worker>`,
 migrated once per session) and its own Redis database number and key prefix.
 Every test starts from empty tables and an empty Redis keyspace.
+
+TEST_DATABASE_URL names the owner (a superuser, as services.sh makes it):
+migrations run as it; the app connects as APP_ROLE, which owns nothing, so
+row-level security holds it as in production.
 """
 
 from __future__ import annotations
@@ -28,6 +32,15 @@ BASE_DATABASE_URL = os.environ.get(
     "TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:54339/newsdesk_test"
 )
 BASE_REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:63809")
+APP_ROLE = "newsdesk_app"
+
+
+def database_urls(owner_url: str) -> dict[str, str]:
+    """Settings for a database: the app's role and the owner's, on one server."""
+    parts = urlsplit(owner_url)
+    host = parts.netloc.rpartition("@")[2]
+    app = urlunsplit(parts._replace(netloc=f"{APP_ROLE}@{host}"))
+    return {"database_url": app, "database_owner_url": owner_url}
 
 
 def _database_url() -> str:
@@ -42,7 +55,7 @@ def _redis_url() -> str:
 
 def make_test_settings(**overrides: object) -> Settings:
     values: dict[str, object] = {
-        "database_url": _database_url(),
+        **database_urls(_database_url()),
         "redis_url": _redis_url(),
         "secret_key": "test-secret-key-that-is-long-enough-0123456789",
         "redis_prefix": f"ndtest{WORKER}",
@@ -62,6 +75,7 @@ def settings() -> Settings:
 
 
 async def _recreate_database(url: str) -> None:
+    """A new database owned by `url`'s role, and the app's role (clusters are shared)."""
     parts = urlsplit(url)
     name = parts.path.lstrip("/")
     admin = urlunsplit(parts._replace(path="/postgres"))
@@ -69,17 +83,31 @@ async def _recreate_database(url: str) -> None:
     try:
         await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         await conn.execute(f'CREATE DATABASE "{name}"')
+        await conn.execute(
+            f"DO $$ BEGIN CREATE ROLE {APP_ROLE} LOGIN; "
+            "EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$"
+        )
     finally:
         await conn.close()
 
 
+_owner: list[asyncpg.Connection] = []  # the owner's connection, for what the app may not do
+
+
 @pytest.fixture(scope="session")
 async def database(settings: Settings) -> AsyncIterator[None]:
-    await _recreate_database(settings.database_url)
-    engine = await db.connect(settings)
-    await db.migrate(engine)
+    await _recreate_database(settings.migration_url)
+    await db.migrate_database(settings)
+    await db.connect(settings)
+    _owner.append(await asyncpg.connect(settings.migration_url))
     yield
+    await _owner.pop().close()
     await db.disconnect()
+
+
+async def as_owner(sql: str, *args: object) -> str:
+    """Run `sql` as the tables' owner (TRUNCATE, DDL, catalog checks)."""
+    return str(await _owner[0].execute(sql, *args))
 
 
 def _truncate_sql() -> str:
@@ -90,7 +118,7 @@ def _truncate_sql() -> str:
 @pytest.fixture
 async def clean_db(database: None) -> None:
     """Empty tables for this test."""
-    await db.engine()._run_in_pool(_truncate_sql())
+    await as_owner(_truncate_sql())  # the app's role may not TRUNCATE
 
 
 @pytest.fixture(scope="session")

@@ -21,6 +21,15 @@ def _split_list(value: object) -> object:
     return value
 
 
+def _postgres_url(value: str) -> str:
+    parts = urlsplit(value)
+    if parts.scheme not in {"postgres", "postgresql"} or not parts.hostname:
+        raise ValueError("must look like postgresql://user@host:port/database")
+    if not parts.path.strip("/"):
+        raise ValueError("must name a database, e.g. postgresql://user@host:5432/newsdesk")
+    return value
+
+
 class Settings(BaseSettings):
     """Everything Newsdesk can be told from outside. See docs/configuration.md."""
 
@@ -28,6 +37,11 @@ class Settings(BaseSettings):
 
     database_url: str = Field(
         description="PostgreSQL URL, postgresql://user:password@host:port/database"
+    )
+    database_owner_url: str = Field(
+        default="",
+        description="PostgreSQL URL of the role that owns the tables, for migrations; "
+        "empty: DATABASE_URL",
     )
     redis_url: str = Field(description="Redis URL, redis://host:port/db")
     secret_key: SecretStr = Field(
@@ -132,12 +146,17 @@ class Settings(BaseSettings):
     @field_validator("database_url")
     @classmethod
     def _database_url(cls, value: str) -> str:
-        parts = urlsplit(value)
-        if parts.scheme not in {"postgres", "postgresql"} or not parts.hostname:
-            raise ValueError("must look like postgresql://user@host:port/database")
-        if not parts.path.strip("/"):
-            raise ValueError("must name a database, e.g. postgresql://user@host:5432/newsdesk")
-        return value
+        return _postgres_url(value)
+
+    @field_validator("database_owner_url")
+    @classmethod
+    def _database_owner_url(cls, value: str) -> str:
+        return _postgres_url(value) if value else value
+
+    @property
+    def migration_url(self) -> str:
+        """Where migrations run: the owner's connection, else the app's."""
+        return self.database_owner_url or self.database_url
 
     @field_validator("redis_url")
     @classmethod

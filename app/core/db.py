@@ -1,10 +1,14 @@
 """The database: one engine per process, and the workspace transaction.
 
 All workspace work runs inside `workspace_tx(workspace_id)`. It opens one
-transaction, sets `app.workspace_id` for it (so row-level security can stand
-behind the query filters) and runs the after-commit callbacks - live notices,
-job wake-ups - only once the transaction has committed. Nothing is published
-for work that rolled back.
+transaction, sets `app.workspace_id` for it - row-level security then shows
+and accepts only that workspace's rows, whatever the query forgets - and runs
+the after-commit callbacks - live notices, job wake-ups - only once the
+transaction has committed. Nothing is published for work that rolled back.
+Work outside a workspace transaction is unbound: system work (sign-in, the
+workspace switcher, claims and reconcilers across workspaces) that sees every
+workspace. The app connects as a role that does not own the tables;
+migrations run as the owner (`migrate_database`). docs/decisions/database.md.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import asyncpg
 from piccolo.engine.postgres import PostgresEngine
@@ -42,8 +47,8 @@ def engine() -> PostgresEngine:
     return _engine
 
 
-def make_engine(settings: Settings) -> PostgresEngine:
-    return PostgresEngine(config={"dsn": settings.database_url}, log_queries=False)
+def make_engine(settings: Settings, dsn: str | None = None) -> PostgresEngine:
+    return PostgresEngine(config={"dsn": dsn or settings.database_url}, log_queries=False)
 
 
 def bind(db: PostgresEngine) -> None:
@@ -164,6 +169,87 @@ async def execute_ddl(sql: str) -> None:
     if current is None:
         raise RuntimeError("migrations run inside Piccolo's migration transaction")
     await current.connection.execute(sql)
+
+
+async def migrate_database(settings: Settings) -> None:
+    """Migrate as the tables' owner, then grant the app's role what it needs."""
+    owner = make_engine(settings, settings.migration_url)
+    await owner.start_connection_pool(min_size=1, max_size=2)
+    try:
+        await migrate(owner)
+        await grant_app_role(owner, settings)
+        for table in await unprotected_tables(owner):
+            log.error(
+                "table %s has a workspace_id but no row-level security: "
+                "SELECT newsdesk_isolate_workspace('%s');",
+                table,
+                table,
+            )
+    finally:
+        await owner.close_connection_pool()
+
+
+async def unprotected_tables(db: PostgresEngine) -> list[str]:
+    """Tables with a workspace_id column that lack the workspace_isolation policy."""
+    assert db.pool is not None
+    async with db.pool.acquire() as conn:
+        rows = await conn.fetch(
+            """
+            SELECT c.relname FROM pg_class c
+            JOIN pg_namespace n ON n.oid = c.relnamespace
+            JOIN pg_attribute a
+              ON a.attrelid = c.oid AND a.attname = 'workspace_id' AND NOT a.attisdropped
+            WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p')
+              AND NOT (c.relrowsecurity AND c.relforcerowsecurity AND EXISTS (
+                SELECT 1 FROM pg_policy p
+                WHERE p.polrelid = c.oid AND p.polname = 'workspace_isolation'))
+            ORDER BY c.relname
+            """
+        )
+    return [row["relname"] for row in rows]
+
+
+def _quoted(identifier: str) -> str:
+    return '"' + identifier.replace('"', '""') + '"'
+
+
+async def grant_app_role(owner: PostgresEngine, settings: Settings) -> None:
+    """Give DATABASE_URL's role the rows of every table, now and later (default privileges).
+
+    Nothing to do when the app connects as the owner (one role: the forced
+    policies still hold it, unless it is a superuser, which bypasses them).
+    """
+    role = unquote(urlsplit(settings.database_url).username or "")
+    assert owner.pool is not None
+    async with owner.pool.acquire() as conn:
+        me = await conn.fetchval("SELECT current_user")
+        if not role or role == me:
+            log.warning("the app connects as the tables' owner %s: use a role of its own", me)
+            return
+        found = await conn.fetchrow(
+            "SELECT rolsuper OR rolbypassrls AS bypasses FROM pg_roles WHERE rolname = $1", role
+        )
+        if found is None:
+            raise RuntimeError(
+                f"the role {role} of DATABASE_URL does not exist; create it "
+                "(CREATE ROLE ... LOGIN; see docs/configuration.md)"
+            )
+        if found["bypasses"]:
+            log.warning("the app's role %s bypasses row-level security", role)
+        app, schema = _quoted(role), _quoted(await conn.fetchval("SELECT current_schema()"))
+        rows = "SELECT, INSERT, UPDATE, DELETE"
+        async with conn.transaction():
+            await conn.execute(f"GRANT USAGE ON SCHEMA {schema} TO {app}")
+            await conn.execute(f"GRANT {rows} ON ALL TABLES IN SCHEMA {schema} TO {app}")
+            await conn.execute(f"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA {schema} TO {app}")
+            await conn.execute(f"REVOKE ALL ON TABLE {schema}.migration FROM {app}")
+            await conn.execute(
+                f"ALTER DEFAULT PRIVILEGES IN SCHEMA {schema} GRANT {rows} ON TABLES TO {app}"
+            )
+            await conn.execute(
+                f"ALTER DEFAULT PRIVILEGES IN SCHEMA {schema} "
+                f"GRANT USAGE, SELECT ON SEQUENCES TO {app}"
+            )
 
 
 async def migrate(db: PostgresEngine) -> None:
