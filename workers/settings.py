@@ -57,6 +57,10 @@ class WorkerSettings:
         func(tasks.poll_stream_source, keep_result=0, timeout=110),
         func(tasks.poll_due_streams, keep_result=0, timeout=110),
         tasks.sweep_feed_items,
+        # A loop reads items until none is due, handing over after 4 minutes.
+        func(tasks.import_items, keep_result=0, timeout=10 * 60),
+        tasks.reconcile_imports,
+        tasks.clean_up_imports,
     ]
     cron_jobs = [
         cron(tasks.housekeeping, hour={3}, minute={17}, run_at_startup=False),
@@ -64,6 +68,8 @@ class WorkerSettings:
         cron(tasks.wake_topic_sources, second={11}, run_at_startup=True),
         cron(tasks.poll_due_streams, second=set(range(0, 60, 5)), run_at_startup=True),
         cron(tasks.sweep_feed_items, hour={4}, minute={23}, run_at_startup=False),
+        cron(tasks.reconcile_imports, second={5, 20, 35, 50}, run_at_startup=True),
+        cron(tasks.clean_up_imports, minute={23}, second={0}, run_at_startup=False),
     ]
     on_startup = startup
     on_shutdown = shutdown

@@ -9,6 +9,8 @@ from app.analysis import services as analysis
 from app.core import config
 from app.streams import polling as stream_polling
 from app.streams import services as streams
+from app.imports import services as imports
+from app.imports import step as import_step
 from app.topics import scraping
 from app.topics import services as topics
 
@@ -52,3 +54,16 @@ async def poll_due_streams(ctx: dict[str, Any]) -> int:
 async def sweep_feed_items(ctx: dict[str, Any]) -> int:
     """Daily: delete wall items past their expiry or unseen for 30 days."""
     return await streams.sweep_items()
+async def import_items(ctx: dict[str, Any]) -> int:
+    """Read due import items (any job, claimed fairly) until none is left."""
+    return await import_step.run_loop()
+
+
+async def reconcile_imports(ctx: dict[str, Any]) -> int:
+    """Return dead workers' import items and wake a loop for every job with due items."""
+    return await imports.reconcile()
+
+
+async def clean_up_imports(ctx: dict[str, Any]) -> int:
+    """Hourly: archive import jobs finished more than 30 days ago."""
+    return await imports.archive_old_jobs()

@@ -30,6 +30,7 @@ from app.articles.types import (
     SectionView,
     Source,
 )
+from app.articles.urls import url_hash
 from app.core import db
 from app.safe_content import Document, InvalidContent, from_json, from_text, http_url
 
@@ -289,4 +290,13 @@ async def analysis_input(workspace_id: int, article_id: int) -> AnalysisInput | 
         text=r["text"],
         language=r["language"],
         sections=_sections(r["sections"]),
+    )
+
+
+async def article_id_by_url(workspace_id: int, url: str) -> int | None:
+    """The article already stored for `url` (normalised), trashed ones included; None if none."""
+    return await db.fetchval(
+        "SELECT id FROM articles WHERE workspace_id = $1 AND url_hash = $2",
+        workspace_id,
+        url_hash(url),
     )

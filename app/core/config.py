@@ -138,6 +138,26 @@ class Settings(BaseSettings):
         default="gpt-4o-mini", description="Model name sent to ANALYSIS_ENDPOINT"
     )
 
+    # Bulk import (app/imports).
+    import_max_urls: int = Field(
+        default=5000, ge=1, le=100_000, description="Most URLs one import job may hold"
+    )
+    import_in_flight_per_job: int = Field(
+        default=3, ge=1, le=50, description="Items of one import job read at the same time"
+    )
+    import_worker_loops: int = Field(
+        default=4,
+        ge=1,
+        le=100,
+        description="Import items one worker process reads at the same time, all jobs together",
+    )
+    import_lease_seconds: float = Field(
+        default=60.0,
+        ge=2,
+        le=3600,
+        description="How long a worker holds an import item; renewed every half of it",
+    )
+
     @field_validator("egress_allow", "egress_extra_ports", "egress_host_budgets", mode="before")
     @classmethod
     def _lists(cls, value: object) -> object:

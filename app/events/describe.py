@@ -30,6 +30,8 @@ EVENT_VERBS: dict[str, str] = {
     "article_processed": N_("queued an article for analysis"),
     "article_deleted": N_("moved an article to the trash"),
     "article_restored": N_("restored an article from the trash"),
+    "article_import_started": N_("started an import of"),
+    "article_import_finished": N_("finished an import of"),
     "topic_created": N_("created the topic"),
     "topic_renamed": N_("renamed a topic to"),
     "topic_deleted": N_("deleted the topic"),

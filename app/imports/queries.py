@@ -1,0 +1,213 @@
+"""Reads of the bulk import: workspace id first (except the workers' cross-workspace scans)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from asyncpg import Record
+
+from app.core import config, db
+from app.imports.types import (
+    Counters,
+    ItemsPage,
+    ItemState,
+    ItemView,
+    JobStatus,
+    JobView,
+)
+
+ITEMS_PER_PAGE = 100
+RECENT_DAYS = 30
+MAX_LISTED_JOBS = 100
+
+_JOB_COLUMNS = """
+  j.id, j.status, j.source, j.total, j.saved_count, j.duplicate_count, j.error_count,
+  j.warning_count, j.cancelled_count, j.created_at, j.started_at, j.finished_at,
+  coalesce(u.display_name, '') AS created_by_name,
+  (SELECT count(*) FROM import_items i WHERE i.job_id = j.id AND i.state = 'extracting'
+     AND i.leased_until > now()) AS in_flight,
+  coalesce((SELECT i.waiting_for FROM import_items i WHERE i.job_id = j.id
+     AND i.state = 'pending' AND i.waiting_for <> '' LIMIT 1), '') AS waiting_for,
+  coalesce((SELECT i.url FROM import_items i WHERE i.job_id = j.id ORDER BY i.idx LIMIT 1), '')
+    AS first_url
+"""
+
+
+def eta_seconds(
+    counters: Counters, status: JobStatus, started_at: datetime | None, now: datetime
+) -> int | None:
+    """Remaining items at the pace so far; None while there is no pace to go by."""
+    done = counters.finished
+    if status != JobStatus.RUNNING or started_at is None or done == 0:
+        return None
+    elapsed = (now - started_at).total_seconds()
+    remaining = counters.total - done
+    return max(0, round(elapsed / done * remaining))
+
+
+def _job(r: Record, now: datetime) -> JobView:
+    counters = Counters(
+        total=r["total"],
+        saved=r["saved_count"],
+        duplicates=r["duplicate_count"],
+        errors=r["error_count"],
+        warnings=r["warning_count"],
+        cancelled=r["cancelled_count"],
+    )
+    status = JobStatus(r["status"])
+    return JobView(
+        id=r["id"],
+        status=status,
+        source=r["source"],
+        counters=counters,
+        created_by_name=r["created_by_name"],
+        created_at=r["created_at"],
+        started_at=r["started_at"],
+        finished_at=r["finished_at"],
+        in_flight=r["in_flight"],
+        waiting_for=r["waiting_for"],
+        eta_seconds=eta_seconds(counters, status, r["started_at"], now),
+        first_url=r["first_url"],
+    )
+
+
+async def job(workspace_id: int, job_id: int) -> JobView | None:
+    r = await db.fetchrow(
+        f"""SELECT {_JOB_COLUMNS}, now() AS now FROM import_jobs j
+            LEFT JOIN users u ON u.id = j.created_by
+            WHERE j.workspace_id = $1 AND j.id = $2 AND j.deleted_at IS NULL""",
+        workspace_id,
+        job_id,
+    )
+    return None if r is None else _job(r, r["now"])
+
+
+async def recent_jobs(workspace_id: int) -> list[JobView]:
+    """Active jobs and those of the last 30 days, newest first."""
+    rows = await db.fetch(
+        f"""SELECT {_JOB_COLUMNS}, now() AS now FROM import_jobs j
+            LEFT JOIN users u ON u.id = j.created_by
+            WHERE j.workspace_id = $1 AND j.deleted_at IS NULL AND j.archived_at IS NULL
+              AND (j.status IN ('queued', 'running', 'paused')
+                   OR j.created_at > now() - make_interval(days => $2))
+            ORDER BY j.created_at DESC, j.id DESC LIMIT $3""",
+        workspace_id,
+        RECENT_DAYS,
+        MAX_LISTED_JOBS,
+    )
+    return [_job(r, r["now"]) for r in rows]
+
+
+def _item(r: Record) -> ItemView:
+    return ItemView(
+        id=r["id"],
+        idx=r["idx"],
+        url=r["url"],
+        state=ItemState(r["state"]),
+        article_id=r["article_id"],
+        title=r["title"] or "",
+        warning=r["warning"],
+        error=r["error"],
+        waiting_for=r["waiting_for"],
+        attempts=r["attempts"],
+        next_attempt_at=r["next_attempt_at"],
+    )
+
+
+async def items(
+    workspace_id: int, job_id: int, page: int = 1, per_page: int = ITEMS_PER_PAGE
+) -> ItemsPage:
+    """One page of a job's items in input order, with the stored article's title."""
+    total = await db.fetchval(
+        "SELECT count(*) FROM import_items WHERE workspace_id = $1 AND job_id = $2",
+        workspace_id,
+        job_id,
+    )
+    pages = max(1, -(-int(total) // per_page))
+    page = min(max(1, page), pages)
+    rows = await db.fetch(
+        """SELECT i.id, i.idx, i.url, i.state, i.article_id, a.title, i.warning, i.error,
+             i.waiting_for, i.attempts, i.next_attempt_at
+           FROM import_items i
+           LEFT JOIN articles a ON a.id = i.article_id AND a.workspace_id = i.workspace_id
+           WHERE i.workspace_id = $1 AND i.job_id = $2
+           ORDER BY i.idx LIMIT $3 OFFSET $4""",
+        workspace_id,
+        job_id,
+        per_page,
+        (page - 1) * per_page,
+    )
+    return ItemsPage([_item(r) for r in rows], page, pages, per_page)
+
+
+async def state_counts(workspace_id: int, job_id: int) -> dict[str, int]:
+    """How many items are in each state: the truth the counters keep track of."""
+    rows = await db.fetch(
+        "SELECT state, count(*) AS n FROM import_items WHERE workspace_id = $1 AND job_id = $2"
+        " GROUP BY state",
+        workspace_id,
+        job_id,
+    )
+    return {r["state"]: r["n"] for r in rows}
+
+
+# Workers' scans, across workspaces ------------------------------------------------------
+
+
+async def claim_candidates(limit: int = 20) -> list[tuple[int, int]]:
+    """(workspace, job) pairs with due items and room in flight, fairest first: the
+    workspace with the fewest items in flight, then the job, then the least recently served."""
+    rows = await db.fetch(
+        """
+        WITH flight AS (
+          SELECT workspace_id, job_id, count(*) AS n FROM import_items
+          WHERE state = 'extracting' AND leased_until > now() GROUP BY workspace_id, job_id
+        ), per_workspace AS (
+          SELECT workspace_id, sum(n) AS n FROM flight GROUP BY workspace_id
+        )
+        SELECT j.workspace_id, j.id FROM import_jobs j
+        LEFT JOIN flight f ON f.job_id = j.id
+        LEFT JOIN per_workspace w ON w.workspace_id = j.workspace_id
+        WHERE j.status IN ('queued', 'running') AND j.deleted_at IS NULL
+          AND coalesce(f.n, 0) < $1
+          AND EXISTS (SELECT 1 FROM import_items i WHERE i.job_id = j.id
+                      AND i.state = 'pending' AND i.next_attempt_at <= now())
+        ORDER BY coalesce(w.n, 0), coalesce(f.n, 0), j.last_claim_at NULLS FIRST, j.id
+        LIMIT $2
+        """,
+        config.active().import_in_flight_per_job,
+        limit,
+    )
+    return [(r["workspace_id"], r["id"]) for r in rows]
+
+
+async def expired_items(limit: int = 500) -> list[tuple[int, int, int]]:
+    rows = await db.fetch(
+        """SELECT workspace_id, job_id, id FROM import_items
+           WHERE state = 'extracting' AND leased_until < now() ORDER BY leased_until LIMIT $1""",
+        limit,
+    )
+    return [(r["workspace_id"], r["job_id"], r["id"]) for r in rows]
+
+
+async def jobs_with_due_items(limit: int = 500) -> list[int]:
+    rows = await db.fetch(
+        """SELECT j.id FROM import_jobs j
+           WHERE j.status IN ('queued', 'running') AND j.deleted_at IS NULL
+             AND EXISTS (SELECT 1 FROM import_items i WHERE i.job_id = j.id
+                         AND i.state = 'pending' AND i.next_attempt_at <= now())
+           ORDER BY j.last_claim_at NULLS FIRST LIMIT $1""",
+        limit,
+    )
+    return [r["id"] for r in rows]
+
+
+async def jobs_to_archive(days: int, limit: int = 500) -> list[tuple[int, int]]:
+    rows = await db.fetch(
+        """SELECT workspace_id, id FROM import_jobs
+           WHERE status IN ('done', 'cancelled') AND archived_at IS NULL
+             AND finished_at < now() - make_interval(days => $1) LIMIT $2""",
+        days,
+        limit,
+    )
+    return [(r["workspace_id"], r["id"]) for r in rows]

@@ -1,0 +1,110 @@
+"""The import step: claim an item, read it, store it, finish it - then the next.
+
+    claim (fair, SKIP LOCKED, lease + token) -> already in the library? duplicate
+    -> extract through egress -> process_scraped_article -> item state, counters
+
+`run_loop` is what an arq wake-up runs: it claims and processes items (of
+any job: the claim decides fairly) until nothing is due. At most
+IMPORT_WORKER_LOOPS loops run in one process; a wake-up beyond that
+returns at once, since the running loops will get to the work. While an
+item is read, a heartbeat renews its lease every half lease; a worker that
+dies leaves the lease to expire and the reconciler returns the item.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+from app.articles import queries as article_queries
+from app.articles.extraction import ExtractionError, extract
+from app.articles.types import Source
+from app.core import config
+from app.core.i18n import _
+from app.imports import policy, services
+from app.imports.types import Claim, ItemState
+
+log = logging.getLogger(__name__)
+
+_loops = 0  # loops running in this process
+# A loop hands over to a fresh wake-up after this long, so it never meets arq's
+# job timeout and other tasks queued meanwhile get their turn.
+LOOP_SECONDS = 240.0
+
+
+async def run_loop(worker: str | None = None) -> int:
+    """Process due items until none is left; returns how many were processed."""
+    global _loops
+    if _loops >= config.active().import_worker_loops:
+        return 0
+    _loops += 1
+    try:
+        processed = 0
+        worker = worker or services.worker_id()
+        loop = asyncio.get_running_loop()
+        until = loop.time() + LOOP_SECONDS
+        while (claim := await services.claim_next(worker)) is not None:
+            await process(claim)
+            processed += 1
+            if loop.time() > until:
+                await services.hand_over()
+                break
+        return processed
+    finally:
+        _loops -= 1
+
+
+@contextlib.asynccontextmanager
+async def heartbeat(claim: Claim) -> AsyncIterator[None]:
+    """Renew the claim's lease every half lease while the block runs."""
+    interval = config.active().import_lease_seconds / 2
+
+    async def beat() -> None:
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                if not await services.renew_lease(claim):
+                    log.info(
+                        "import item %s: lease lost; its result will be dropped", claim.item_id
+                    )
+                    return
+            except Exception:  # a database hiccup: try again at the next beat
+                log.warning("import item %s: lease renewal failed", claim.item_id, exc_info=True)
+
+    task = asyncio.create_task(beat())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def process(claim: Claim) -> ItemState | None:
+    """Read one claimed item to its next state; None if the claim was lost meanwhile."""
+    async with heartbeat(claim):
+        try:
+            return await _read(claim)
+        except asyncio.CancelledError:
+            # Stopped (shutdown, timeout): give the item back at once, uncounted.
+            back = policy.Retry(_("The worker stopped; the page will be read again."), 0, False)
+            await asyncio.shield(services.fail(claim, back))
+            raise
+        except Exception:
+            log.exception("import item %s (%s) failed unexpectedly", claim.item_id, claim.url)
+            reason = _("Reading the page failed on an unexpected error.")
+            return await services.fail(claim, policy.Fail(reason))
+
+
+async def _read(claim: Claim) -> ItemState | None:
+    # Dedup before fetch: a URL the library has costs no request.
+    existing = await article_queries.article_id_by_url(claim.workspace_id, claim.url)
+    if existing is not None:
+        return await services.duplicate(claim, existing)
+    try:
+        extracted = await extract(claim.url)
+    except ExtractionError as error:
+        return await services.fail(claim, policy.after_failure(error, claim.attempts))
+    return await services.save(claim, extracted.scraped(Source(claim.source)))

@@ -1,0 +1,130 @@
+"""Values of the bulk import that cross a boundary: states, views, claims, errors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from uuid import UUID
+
+
+class JobStatus(StrEnum):
+    QUEUED = "queued"  # made; no item claimed yet
+    RUNNING = "running"
+    PAUSED = "paused"  # nothing new is claimed; items being read finish
+    DONE = "done"  # every item is terminal
+    CANCELLED = "cancelled"
+
+
+ACTIVE_STATUSES = frozenset({JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.PAUSED})
+
+
+class ItemState(StrEnum):
+    PENDING = "pending"  # waiting for a worker (or its next attempt)
+    EXTRACTING = "extracting"  # claimed by a worker under a lease
+    SAVED = "saved"
+    DUPLICATE = "duplicate"  # the library had it already
+    CONSENT_WALL = "consent-wall"  # stored, but the page was a cookie/consent wall
+    ERROR = "error"  # failed for good (a permanent failure, or three attempts)
+    CANCELLED = "cancelled"
+
+
+TERMINAL_STATES = frozenset(
+    {
+        ItemState.SAVED,
+        ItemState.DUPLICATE,
+        ItemState.CONSENT_WALL,
+        ItemState.ERROR,
+        ItemState.CANCELLED,
+    }
+)
+
+# Live topics: the import page's job list, and one job's page.
+IMPORTS_TOPIC = "imports"
+
+
+def job_topic(job_id: int) -> str:
+    return f"import:{job_id}"
+
+
+class ImportJobNotFound(LookupError):
+    """No such job in this workspace (another workspace's job is not found either)."""
+
+
+class ImportRefused(ValueError):
+    """The input cannot become a job; `str(error)` says why, for a person."""
+
+
+@dataclass(frozen=True)
+class Counters:
+    total: int
+    saved: int  # stored articles, consent walls included
+    duplicates: int
+    errors: int
+    warnings: int  # stored with a warning
+    cancelled: int
+
+    @property
+    def finished(self) -> int:
+        return self.saved + self.duplicates + self.errors + self.cancelled
+
+    @property
+    def percent(self) -> int:
+        return 100 if not self.total else int(100 * self.finished / self.total)
+
+
+@dataclass(frozen=True)
+class JobView:
+    id: int
+    status: JobStatus
+    source: str  # an articles Source value
+    counters: Counters
+    created_by_name: str  # "" when the person is gone
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    in_flight: int  # items being read now
+    waiting_for: str  # a host whose budget pending items wait for, "" if none
+    eta_seconds: int | None  # an honest estimate from the pace so far; None before it is known
+    first_url: str  # the first item's URL, to name a job in a list
+
+    @property
+    def active(self) -> bool:
+        return self.status in ACTIVE_STATUSES
+
+
+@dataclass(frozen=True)
+class ItemView:
+    id: int
+    idx: int
+    url: str  # as given: third-party text
+    state: ItemState
+    article_id: int | None
+    title: str  # the article's title once stored: third-party text
+    warning: str
+    error: str
+    waiting_for: str
+    attempts: int
+    next_attempt_at: datetime
+
+
+@dataclass(frozen=True)
+class ItemsPage:
+    items: list[ItemView]
+    page: int  # from 1
+    pages: int
+    per_page: int
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One item held by one worker; its results are written only under `token`."""
+
+    workspace_id: int
+    job_id: int
+    item_id: int
+    url: str
+    source: str  # the job's articles Source value
+    attempts: int  # including this one
+    token: UUID
+    first_claim: bool  # the job's first claim: ArticleImportStarted goes out

@@ -1,0 +1,91 @@
+"""parse_urls: what a pasted list becomes (valid, invalid, duplicates), as tables."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.imports import parse_urls
+
+A = "https://news.example/a"
+B = "https://news.example/b"
+
+
+@pytest.mark.parametrize(
+    ("raw", "valid"),
+    [
+        (f"{A}\n{B}", [A, B]),
+        (f"{A}\r\n{B}\r\n", [A, B]),  # Windows newlines
+        (f"{A}, {B}", [A, B]),  # commas
+        (f"{A},{B}", [A, B]),  # a comma right before the next link
+        (f"{A} {B}\t", [A, B]),  # spaces and tabs
+        (f"<{A}>\n<{B}>", [A, B]),  # mail clients' angle brackets
+        (f"See {A}. And {B}!", [A, B]),  # prose and trailing punctuation
+        (f'"{A}"; ({B})', [A, B]),  # quotes and brackets
+        (
+            "https://en.wikipedia.org/wiki/Mercury_(planet)",
+            ["https://en.wikipedia.org/wiki/Mercury_(planet)"],
+        ),
+        ("https://q.example/?ids=1,2,3", ["https://q.example/?ids=1,2,3"]),  # commas in a query
+        (f"\n\n  {A}  \n\n", [A]),
+        ("", []),
+    ],
+)
+def test_separators_wrappers_and_punctuation(raw, valid):
+    assert list(parse_urls(raw).valid) == valid
+
+
+@pytest.mark.parametrize(
+    ("raw", "invalid"),
+    [
+        ("ftp://files.example/a", ["ftp://files.example/a"]),  # http/https only
+        ("javascript:alert(1)//x.y", ["javascript:alert(1)//x.y"]),
+        ("news.example/a", ["news.example/a"]),  # no scheme
+        ("http:///path.html", ["http:///path.html"]),  # no host
+        ("https://bad_host-.example/", ["https://bad_host-.example/"]),
+    ],
+)
+def test_invalid_entries_are_listed_with_a_reason(raw, invalid):
+    parsed = parse_urls(raw)
+    assert [entry.text for entry in parsed.invalid] == invalid
+    assert all(entry.reason for entry in parsed.invalid)
+    assert parsed.valid == ()
+
+
+def test_a_missing_scheme_says_what_to_add():
+    (entry,) = parse_urls("news.example/a").invalid
+    assert "https://" in entry.reason
+
+
+@pytest.mark.parametrize(
+    ("raw", "valid", "duplicates"),
+    [
+        (f"{A}\n{A}", [A], [A]),
+        (f"{A}\nHTTPS://NEWS.example/a#top", [A], ["HTTPS://NEWS.example/a#top"]),
+        (f"{A}?utm_source=x\n{A}", [f"{A}?utm_source=x"], [A]),  # tracking noise
+        (f"{B}\n{A}\n{B}\n{A}", [B, A], [B, A]),  # input order kept
+        (f"{A}?page=1\n{A}?page=2", [f"{A}?page=1", f"{A}?page=2"], []),  # different URLs
+    ],
+)
+def test_duplicates_by_normalised_url_first_kept(raw, valid, duplicates):
+    parsed = parse_urls(raw)
+    assert list(parsed.valid) == valid
+    assert list(parsed.duplicates) == duplicates
+
+
+def test_the_counter_counts_each_kind():
+    parsed = parse_urls(f"{A}\n{B}\n{A}\nftp://x.example/\nnot-a-url.example")
+    assert (len(parsed.valid), len(parsed.invalid), len(parsed.duplicates)) == (2, 2, 1)
+    assert parsed.problem is None
+
+
+def test_a_list_over_the_maximum_is_refused_with_a_clear_message():
+    raw = "\n".join(f"https://news.example/{n}" for n in range(12))
+    parsed = parse_urls(raw, max_urls=10)
+    assert parsed.too_many
+    assert parsed.problem is not None
+    assert "10" in parsed.problem
+    assert "12" in parsed.problem
+
+
+def test_nothing_valid_is_a_problem():
+    assert parse_urls("hello there").problem is not None
