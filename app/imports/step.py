@@ -7,21 +7,19 @@
 any job: the claim decides fairly) until nothing is due. At most
 IMPORT_WORKER_LOOPS loops run in one process; a wake-up beyond that
 returns at once, since the running loops will get to the work. While an
-item is read, a heartbeat renews its lease every half lease; a worker that
-dies leaves the lease to expire and the reconciler returns the item.
+item is read, app.core.leases renews its lease every half lease; a worker
+that dies leaves the lease to expire and the reconciler returns the item.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from collections.abc import AsyncIterator
 
 from app.articles import queries as article_queries
 from app.articles.extraction import ExtractionError, extract
 from app.articles.types import Source
-from app.core import config
+from app.core import config, leases
 from app.core.i18n import _
 from app.imports import policy, services
 from app.imports.types import Claim, ItemState
@@ -56,37 +54,19 @@ async def run_loop(worker: str | None = None) -> int:
         _loops -= 1
 
 
-@contextlib.asynccontextmanager
-async def heartbeat(claim: Claim) -> AsyncIterator[None]:
-    """Renew the claim's lease every half lease while the block runs."""
-    interval = config.active().import_lease_seconds / 2
-
-    async def beat() -> None:
-        while True:
-            await asyncio.sleep(interval)
-            try:
-                if not await services.renew_lease(claim):
-                    log.info(
-                        "import item %s: lease lost; its result will be dropped", claim.item_id
-                    )
-                    return
-            except Exception:  # a database hiccup: try again at the next beat
-                log.warning("import item %s: lease renewal failed", claim.item_id, exc_info=True)
-
-    task = asyncio.create_task(beat())
-    try:
-        yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-
-
 async def process(claim: Claim) -> ItemState | None:
     """Read one claimed item to its next state; None if the claim was lost meanwhile."""
-    async with heartbeat(claim):
+    lease_seconds = config.active().import_lease_seconds
+    async with leases.heartbeat(
+        lambda: services.renew_lease(claim),
+        name=f"import item {claim.item_id}",
+        every=lease_seconds / 2,
+        lease_seconds=lease_seconds,
+    ) as lease:
         try:
-            return await _read(claim)
+            return await _read(claim, lease)
+        except leases.LeaseLost:
+            return None  # another worker has the item now; its result counts
         except asyncio.CancelledError:
             # Stopped (shutdown, timeout): give the item back at once, uncounted.
             back = policy.Retry(_("The worker stopped; the page will be read again."), 0, False)
@@ -98,7 +78,7 @@ async def process(claim: Claim) -> ItemState | None:
             return await services.fail(claim, policy.Fail(reason))
 
 
-async def _read(claim: Claim) -> ItemState | None:
+async def _read(claim: Claim, lease: leases.Lease) -> ItemState | None:
     # Dedup before fetch: a URL the library has costs no request.
     existing = await article_queries.article_id_by_url(claim.workspace_id, claim.url)
     if existing is not None:
@@ -107,4 +87,5 @@ async def _read(claim: Claim) -> ItemState | None:
         extracted = await extract(claim.url)
     except ExtractionError as error:
         return await services.fail(claim, policy.after_failure(error, claim.attempts))
+    lease.check()
     return await services.save(claim, extracted.scraped(Source(claim.source)))

@@ -353,3 +353,21 @@ async def test_the_quick_add_source_reaches_the_article(workspace, site, site_eg
     (row,) = await item_rows(job_id)
     source = await db.fetchval("SELECT source FROM articles WHERE id = $1", row["article_id"])
     assert source == "manual"
+
+
+async def test_the_heartbeat_keeps_a_slow_item_leased(workspace, site, site_egress):
+    site.routes["/slow"] = Reply(
+        headers=[("Content-Type", "text/html; charset=utf-8")],
+        body=site.page("article.html").body,
+        delay=3.0,
+    )
+    with import_settings(import_lease_seconds=2):
+        job_id = await services.create_job(workspace, [site.base + "/slow"], actor_user_id=None)
+        claim = await services.claim_next("w1")
+        assert claim is not None
+        reading = asyncio.create_task(step.process(claim))
+        await asyncio.sleep(2.5)  # past the first lease: only the heartbeat holds it
+        assert await services.requeue_expired() == 0
+        assert await reading == ItemState.SAVED
+    (row,) = await item_rows(job_id)
+    assert (row["state"], row["attempts"]) == ("saved", 1)
