@@ -24,6 +24,7 @@ from playwright.async_api import Browser, BrowserContext, ConsoleMessage, Page, 
 
 from app.core import config
 from app.core.config import Settings
+from tests.fakes.site import FakeSite, SiteThread
 from tests.fixtures import (
     BASE_DATABASE_URL,
     WORKER,
@@ -229,6 +230,15 @@ async def phone(
     yield await ctx.new_page()
     await ctx.close()
     assert watch.csp_violations() == [], watch.csp_violations()
+
+
+@pytest.fixture(scope="session")
+def fake_site() -> Iterator[FakeSite]:
+    """The fake web on the port the server processes may reach (one per session)."""
+    thread = SiteThread(FAKE_SITE_PORT)
+    site = thread.start()
+    yield site
+    thread.stop()
 
 
 async def sign_in_page(page: Page, email: str, password: str) -> None:

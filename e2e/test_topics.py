@@ -4,28 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Iterator
 
 import pytest
 from playwright.async_api import Page, expect
 
 from app.topics import queries, services
 from app.topics.types import RunStatus, SourceForm, TopicForm
-from e2e.conftest import FAKE_SITE_PORT, sign_in_page
+from e2e.conftest import sign_in_page
 from tests.egress.servers import Reply, Seen
 from tests.factories import PASSWORD
-from tests.fakes.site import FakeSite, SiteThread
+from tests.fakes.site import FakeSite
 
 FEED = "/feeds/e2e.rss"
-
-
-@pytest.fixture(scope="session")
-def fake_site() -> Iterator[FakeSite]:
-    """The fake web on the port the server processes may reach."""
-    thread = SiteThread(FAKE_SITE_PORT)
-    site = thread.start()
-    yield site
-    thread.stop()
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from app.articles import controllers as articles
 from app.core.config import Settings
 from app.egress import close_egress, open_egress
 from app.events import controllers as events
+from app.imports import controllers as imports
 from app.media import controllers as media
 from app.media import signer, template_filter
 from app.safe_content import register_filters
@@ -28,6 +29,7 @@ def page_handlers() -> list[Any]:
         *media.PAGE_HANDLERS,
         *articles.PAGE_HANDLERS,
         *topics.PAGE_HANDLERS,
+        *imports.PAGE_HANDLERS,
     ]
 
 
@@ -37,6 +39,7 @@ def api_handlers() -> list[Any]:
         *events.API_HANDLERS,
         *articles.API_HANDLERS,
         *streams.API_HANDLERS,
+        *imports.API_HANDLERS,
     ]
 
 

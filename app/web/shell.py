@@ -20,5 +20,5 @@ class ShellController(Controller):
         return await page(request, "wall/index.html", section="wall")
 
     @get("/import", guards=[allows(Permission.DRAFT_VIEW)])
-    async def imports(self, request: Request) -> Template:
-        return await page(request, "imports/index.html", section="import")
+    async def imports(self) -> Redirect:
+        return Redirect("/articles/import", status_code=303)

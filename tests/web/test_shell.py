@@ -124,7 +124,9 @@ async def test_csp_reports_are_accepted_without_a_csrf_token(client):
     assert response.status_code == 204
 
 
-@pytest.mark.parametrize("path", ["/wall", "/articles", "/import", "/activity", "/settings"])
+@pytest.mark.parametrize(
+    "path", ["/wall", "/articles", "/articles/import", "/activity", "/settings"]
+)
 async def test_every_navigation_entry_leads_to_a_page(client, people, path):
     person = await people.member("viewer")
     await sign_in(client, person.email)

@@ -1,0 +1,340 @@
+"""The import pages, their live streams, and the imports API.
+
+Reading needs draft.view; creating and every command need articles.import
+(the API needs it throughout). Commands are plain forms that redirect back,
+so they work without JavaScript; a refused list comes back as typed, with
+the reason and a 400.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any
+
+from datastar_py.litestar import DatastarResponse
+from datastar_py.sse import ServerSentEventGenerator as SSE
+from litestar import Controller, Request, delete, get, post
+from litestar.exceptions import ClientException, NotFoundException
+from litestar.params import FromPath, JSONBody
+from litestar.response import Redirect, Template
+
+from app.accounts.guards import allows, member_of
+from app.accounts.roles import Permission
+from app.accounts.types import Viewer
+from app.articles.types import Source
+from app.core import config
+from app.core.i18n import _
+from app.imports import queries, services
+from app.imports.labels import TEMPLATE_HELPERS
+from app.imports.parsing import ParsedUrls, parse_urls
+from app.imports.types import (
+    IMPORTS_TOPIC,
+    ImportJobNotFound,
+    ImportRefused,
+    ItemsPage,
+    JobView,
+    job_topic,
+)
+from app.live.streams import follow
+from app.web.pages import Form, page
+from app.web.templating import render_block
+
+INDEX = "imports/index.html"
+SHOW = "imports/show.html"
+MANAGE = [allows(Permission.ARTICLES_IMPORT)]
+MAX_ID = 2**63 - 1
+MAX_TEXT = 2_000_000  # characters of pasted text: ~5,000 long URLs and then some
+
+
+def _parsed(text: str) -> ParsedUrls:
+    return parse_urls(text[:MAX_TEXT], max_urls=config.active().import_max_urls)
+
+
+def _page_number(request: Request) -> int:
+    raw = request.query_params.get("page", "1")
+    return int(raw) if raw.isdigit() and 0 < len(raw) < 7 else 1
+
+
+async def _job_or_404(workspace_id: int, job_id: int) -> JobView:
+    job = await queries.job(workspace_id, job_id) if 0 < job_id <= MAX_ID else None
+    if job is None:
+        raise NotFoundException()
+    return job
+
+
+def _show_context(viewer: Viewer, job: JobView, items: ItemsPage) -> dict[str, Any]:
+    return {
+        "viewer": viewer,
+        "job": job,
+        "item_page": items,
+        "can_manage": viewer.can(Permission.ARTICLES_IMPORT),
+        "stream_url": f"/articles/import/{job.id}/stream?page={items.page}",
+        **TEMPLATE_HELPERS,
+    }
+
+
+Command = Callable[[int, int], Awaitable[object]]  # services.pause(workspace_id, job_id), ...
+
+
+async def _command(request: Request, job_id: int, command: Command) -> None:
+    _viewer, workspace_id = member_of(request)
+    if not 0 < job_id <= MAX_ID:
+        raise NotFoundException()
+    try:
+        await command(workspace_id, job_id)
+    except ImportJobNotFound:
+        raise NotFoundException() from None
+
+
+class ImportsController(Controller):
+    path = "/articles/import"
+    guards = [allows(Permission.DRAFT_VIEW)]
+
+    async def _index(
+        self, request: Request, text: str, *, error: str | None = None, status_code: int = 200
+    ) -> Template:
+        viewer, workspace_id = member_of(request)
+        return await page(
+            request,
+            INDEX,
+            section="import",
+            status_code=status_code,
+            text=text,
+            parsed=_parsed(text),
+            error=error,
+            jobs=await queries.recent_jobs(workspace_id),
+            can_manage=viewer.can(Permission.ARTICLES_IMPORT),
+            bookmarklet=bookmarklet(config.active().base_url),
+            **TEMPLATE_HELPERS,
+        )
+
+    @get("/")
+    async def index(self, request: Request) -> Template:
+        # `?urls=` prefills the form (the quick-add box sends several lines here).
+        return await self._index(request, request.query_params.get("urls", ""))
+
+    @post("/", guards=MANAGE)
+    async def create(
+        self, request: Request, data: Annotated[dict[str, str], Form]
+    ) -> Template | Redirect:
+        viewer, workspace_id = member_of(request)
+        text = data.get("urls", "")
+        try:
+            job_id = await services.create_job(
+                workspace_id, _parsed(text).valid, actor_user_id=viewer.user_id
+            )
+        except ImportRefused as error:
+            return await self._index(request, text, error=str(error), status_code=400)
+        return Redirect(f"/articles/import/{job_id}", status_code=303)
+
+    @post("/check", guards=MANAGE)
+    async def check(
+        self, request: Request, data: Annotated[dict[str, str], Form]
+    ) -> DatastarResponse:
+        """The live counter: the same parse_urls the job will use, as the person types."""
+        html = render_block(INDEX, "counter", request, parsed=_parsed(data.get("urls", "")))
+        return DatastarResponse(SSE.patch_elements(html))
+
+    @get("/stream")
+    async def stream(self, request: Request) -> DatastarResponse:
+        viewer, workspace_id = member_of(request)
+
+        async def render(_changed: set[str]) -> list[str]:
+            jobs = await queries.recent_jobs(workspace_id)
+            return [
+                render_block(INDEX, "jobs", request, viewer=viewer, jobs=jobs, **TEMPLATE_HELPERS)
+            ]
+
+        return follow(workspace_id, {IMPORTS_TOPIC}, render)
+
+    @get("/{job_id:int}")
+    async def show(self, request: Request, job_id: FromPath[int]) -> Template:
+        viewer, workspace_id = member_of(request)
+        job = await _job_or_404(workspace_id, job_id)
+        items = await queries.items(workspace_id, job_id, _page_number(request))
+        return await page(request, SHOW, section="import", **_show_context(viewer, job, items))
+
+    @get("/{job_id:int}/stream")
+    async def job_stream(self, request: Request, job_id: FromPath[int]) -> DatastarResponse:
+        viewer, workspace_id = member_of(request)
+        await _job_or_404(workspace_id, job_id)
+        number = _page_number(request)
+
+        async def render(_changed: set[str]) -> list[str]:
+            job = await queries.job(workspace_id, job_id)
+            if job is None:  # deleted meanwhile
+                return []
+            items = await queries.items(workspace_id, job_id, number)
+            context = _show_context(viewer, job, items)
+            return [
+                render_block(SHOW, "summary", request, **context),
+                render_block(SHOW, "items", request, **context),
+            ]
+
+        return follow(workspace_id, {job_topic(job_id)}, render)
+
+    @post("/{job_id:int}/pause", guards=MANAGE)
+    async def pause(self, request: Request, job_id: FromPath[int]) -> Redirect:
+        await _command(request, job_id, services.pause)
+        return Redirect(f"/articles/import/{job_id}", status_code=303)
+
+    @post("/{job_id:int}/resume", guards=MANAGE)
+    async def resume(self, request: Request, job_id: FromPath[int]) -> Redirect:
+        await _command(request, job_id, services.resume)
+        return Redirect(f"/articles/import/{job_id}", status_code=303)
+
+    @post("/{job_id:int}/cancel", guards=MANAGE)
+    async def cancel(self, request: Request, job_id: FromPath[int]) -> Redirect:
+        await _command(request, job_id, services.cancel)
+        return Redirect(f"/articles/import/{job_id}", status_code=303)
+
+    @post("/{job_id:int}/retry-failed", guards=MANAGE)
+    async def retry_failed(self, request: Request, job_id: FromPath[int]) -> Redirect:
+        await _command(request, job_id, services.retry_failed)
+        return Redirect(f"/articles/import/{job_id}", status_code=303)
+
+    @post("/{job_id:int}/delete", guards=MANAGE)
+    async def delete_job(self, request: Request, job_id: FromPath[int]) -> Redirect:
+        await _command(request, job_id, services.delete)
+        return Redirect("/articles/import", status_code=303)
+
+
+def bookmarklet(base_url: str) -> str:
+    """A `javascript:` link that opens /save for the current page in a small window.
+
+    It runs on the other site's page (our CSP does not apply there); what it
+    opens is our own page, which saves through an ordinary form post.
+    """
+    return (
+        "javascript:void(window.open('"
+        + base_url
+        + "/save?url='+encodeURIComponent(location.href),'newsdesk_save',"
+        + "'width=420,height=320'))"
+    )
+
+
+# The API ------------------------------------------------------------------------------
+
+
+def job_json(job: JobView) -> dict[str, Any]:
+    c = job.counters
+    return {
+        "id": job.id,
+        "status": job.status.value,
+        "source": job.source,
+        "total_urls": c.total,
+        "finished": c.finished,
+        "saved": c.saved,
+        "duplicates": c.duplicates,
+        "errors": c.errors,
+        "warnings": c.warnings,
+        "cancelled": c.cancelled,
+        "in_flight": job.in_flight,
+        "waiting_for_host": job.waiting_for or None,
+        "eta_seconds": job.eta_seconds,
+        "created_at": job.created_at.isoformat(),
+        "started_at": job.started_at.isoformat() if job.started_at else None,
+        "finished_at": job.finished_at.isoformat() if job.finished_at else None,
+    }
+
+
+def items_json(items: ItemsPage) -> dict[str, Any]:
+    return {
+        "page": items.page,
+        "pages": items.pages,
+        "per_page": items.per_page,
+        "items": [
+            {
+                "index": i.idx,
+                "url": i.url,
+                "state": i.state.value,
+                "article_id": i.article_id,
+                "title": i.title,
+                "warning": i.warning or None,
+                "error": i.error or None,
+                "waiting_for_host": i.waiting_for or None,
+                "attempts": i.attempts,
+            }
+            for i in items.items
+        ],
+    }
+
+
+def _urls_of(data: Any) -> list[str]:
+    urls = data.get("urls") if isinstance(data, dict) else None
+    if not isinstance(urls, list) or not all(isinstance(u, str) for u in urls):
+        raise ClientException(detail=_('Send {"urls": ["https://...", ...]}: a list of strings.'))
+    return urls
+
+
+async def create_from_api(
+    workspace_id: int, urls: list[str], *, actor_user_id: int, source: Source = Source.API
+) -> dict[str, Any]:
+    """Shared by the API and the MCP tool: the job, and what was left out and why."""
+    parsed = _parsed("\n".join(urls))
+    try:
+        job_id = await services.create_job(
+            workspace_id, parsed.valid, actor_user_id=actor_user_id, source=source
+        )
+    except ImportRefused as error:
+        raise ClientException(
+            detail=str(error),
+            extra={"invalid": [e.text for e in parsed.invalid]},
+        ) from None
+    return {
+        "job_id": job_id,
+        "total_urls": len(parsed.valid),
+        "invalid": [{"url": e.text, "reason": e.reason} for e in parsed.invalid],
+        "duplicates": list(parsed.duplicates),
+    }
+
+
+class ImportsApi(Controller):
+    """Bulk imports over the API; everything needs articles.import."""
+
+    path = "/imports"
+    guards = [allows(Permission.ARTICLES_IMPORT)]
+
+    @post("/", status_code=201)
+    async def create(self, request: Request, data: JSONBody[Any]) -> dict[str, Any]:
+        viewer, workspace_id = member_of(request)
+        return await create_from_api(workspace_id, _urls_of(data), actor_user_id=viewer.user_id)
+
+    @get("/{job_id:int}")
+    async def get_job(self, request: Request, job_id: FromPath[int]) -> dict[str, Any]:
+        _viewer, workspace_id = member_of(request)
+        return job_json(await _job_or_404(workspace_id, job_id))
+
+    @get("/{job_id:int}/items")
+    async def get_items(self, request: Request, job_id: FromPath[int]) -> dict[str, Any]:
+        _viewer, workspace_id = member_of(request)
+        await _job_or_404(workspace_id, job_id)
+        return items_json(await queries.items(workspace_id, job_id, _page_number(request)))
+
+    async def _after(self, request: Request, job_id: int, command: Command) -> dict[str, Any]:
+        await _command(request, job_id, command)
+        return job_json(await _job_or_404(member_of(request)[1], job_id))
+
+    @post("/{job_id:int}/pause", status_code=200)
+    async def pause(self, request: Request, job_id: FromPath[int]) -> dict[str, Any]:
+        return await self._after(request, job_id, services.pause)
+
+    @post("/{job_id:int}/resume", status_code=200)
+    async def resume(self, request: Request, job_id: FromPath[int]) -> dict[str, Any]:
+        return await self._after(request, job_id, services.resume)
+
+    @post("/{job_id:int}/cancel", status_code=200)
+    async def cancel(self, request: Request, job_id: FromPath[int]) -> dict[str, Any]:
+        return await self._after(request, job_id, services.cancel)
+
+    @post("/{job_id:int}/retry-failed", status_code=200)
+    async def retry_failed(self, request: Request, job_id: FromPath[int]) -> dict[str, Any]:
+        return await self._after(request, job_id, services.retry_failed)
+
+    @delete("/{job_id:int}", status_code=204)
+    async def delete_job(self, request: Request, job_id: FromPath[int]) -> None:
+        await _command(request, job_id, services.delete)
+
+
+PAGE_HANDLERS = [ImportsController]
+API_HANDLERS = [ImportsApi]

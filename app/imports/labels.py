@@ -1,0 +1,87 @@
+"""How the import pages name states and say how long is left (UI text)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.articles.labels import warning_label
+from app.core.i18n import gettext, ngettext
+from app.imports.types import JobView
+
+
+def N_(message: str) -> str:
+    """Mark a message for extraction; translated where it is shown."""
+    return message
+
+
+JOB_STATUSES = {
+    "queued": N_("Queued"),
+    "running": N_("Running"),
+    "paused": N_("Paused"),
+    "done": N_("Done"),
+    "cancelled": N_("Cancelled"),
+}
+ITEM_STATES = {
+    "pending": N_("Waiting"),
+    "extracting": N_("Fetching"),
+    "saved": N_("Saved"),
+    "duplicate": N_("Already in the library"),
+    "consent-wall": N_("Consent wall"),
+    "error": N_("Failed"),
+    "cancelled": N_("Cancelled"),
+}
+
+
+def _n(singular: str, plural: str, num: int) -> str:
+    return ngettext(singular, plural, num) % {"num": num}
+
+
+def job_status_label(value: str) -> str:
+    return gettext(JOB_STATUSES.get(value, value))
+
+
+def item_state_label(value: str) -> str:
+    return gettext(ITEM_STATES.get(value, value))
+
+
+def time_left(job: JobView) -> str:
+    """An honest estimate: none before there is a pace to go by, rounded as people say it."""
+    if job.status.value == "paused":
+        return gettext("Paused: nothing new is fetched until you resume.")
+    if not job.active:
+        return ""
+    if job.eta_seconds is None:
+        return gettext("Estimating the time left once the first pages are in…")
+    seconds = job.eta_seconds
+    if seconds < 60:
+        return gettext("Less than a minute left")
+    minutes = round(seconds / 60)
+    if minutes < 90:
+        return _n("About %(num)d minute left", "About %(num)d minutes left", minutes)
+    hours = round(seconds / 3600)
+    return _n("About %(num)d hour left", "About %(num)d hours left", hours)
+
+
+def summary(job: JobView) -> str:
+    """ "37 / 120 — 3 duplicates, 1 warning, 2 errors" """
+    c = job.counters
+    parts = []
+    if c.duplicates:
+        parts.append(_n("%(num)d duplicate", "%(num)d duplicates", c.duplicates))
+    if c.warnings:
+        parts.append(_n("%(num)d warning", "%(num)d warnings", c.warnings))
+    if c.errors:
+        parts.append(_n("%(num)d error", "%(num)d errors", c.errors))
+    if c.cancelled:
+        parts.append(_n("%(num)d cancelled", "%(num)d cancelled", c.cancelled))
+    head = f"{c.finished} / {c.total}"
+    return head + (" — " + ", ".join(parts) if parts else "")
+
+
+TEMPLATE_HELPERS: dict[str, Any] = {
+    "job_status_label": job_status_label,
+    "item_state_label": item_state_label,
+    "warning_label": warning_label,
+    "time_left": time_left,
+    "job_summary": summary,
+}

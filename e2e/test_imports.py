@@ -1,0 +1,82 @@
+"""Bulk import in a real browser: paste five URLs, watch them arrive live in two browsers,
+pause and resume - the real server and arq worker doing the work."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from playwright.async_api import Browser, Page, expect
+
+from e2e.conftest import PageWatch, Server, _watched_context, sign_in_page
+from tests.egress.servers import Reply
+from tests.factories import PASSWORD
+from tests.fakes.site import FakeSite
+
+SLOW = 2.0  # seconds each page takes: long enough to pause mid-job
+
+
+@pytest.fixture
+def slow_pages(fake_site: FakeSite) -> list[str]:
+    page = fake_site.page("article.html")
+    paths = [f"/e2e-import/{n}" for n in range(5)]
+    for path in paths:
+        fake_site.routes[path] = Reply(headers=page.headers, body=page.body, delay=SLOW)
+    return [fake_site.base + p for p in paths]
+
+
+@pytest.fixture
+async def second_page(
+    browser: Browser, server: Server, services: None, watch: PageWatch
+) -> AsyncIterator[Page]:
+    """Another browser (its own cookies): the same person on a second device."""
+    context = await _watched_context(browser, server.url, watch)
+    yield await context.new_page()
+    await context.close()
+
+
+async def test_paste_five_urls_and_watch_them_live_in_two_browsers(
+    page: Page, second_page: Page, people, slow_pages: list[str]
+):
+    editor = await people.member("editor")
+    await sign_in_page(page, editor.email, PASSWORD)
+    await sign_in_page(second_page, editor.email, PASSWORD)
+
+    await page.goto("/articles/import")
+    await page.fill("#import-urls", "\n".join([*slow_pages, slow_pages[0], "ftp://nope.example/"]))
+    counter = page.locator("#import-counter")
+    await expect(counter).to_contain_text("5 valid")  # the server's parse_urls, as typed
+    await expect(counter).to_contain_text("1 invalid")
+    await expect(counter).to_contain_text("1 duplicate")
+    await page.click("#import-form button[type=submit]")
+    await page.wait_for_url("**/articles/import/*")
+    job_url = page.url
+    # Pause before the first pages arrive: at most three are being read.
+    await page.click("#import-summary button.pause")
+    await page.wait_for_url(job_url)
+
+    await second_page.goto(job_url)
+    for p in (page, second_page):
+        await expect(p.locator("#import-summary")).to_have_attribute("data-status", "paused")
+    marker = await second_page.evaluate("() => (window.__marker = Math.random())")
+
+    # What was in flight finishes; the rest waits while paused - in both browsers.
+    for p in (page, second_page):
+        await expect(p.locator("#import-items li.import-item")).to_have_count(5)
+        await expect(p.locator("li.import-item[data-state=extracting]")).to_have_count(
+            0, timeout=15_000
+        )
+        waiting = p.locator("li.import-item[data-state=pending]")
+        await expect(waiting).not_to_have_count(0)
+    await page.wait_for_timeout(1000)
+    assert await second_page.locator("li.import-item[data-state=pending]").count() >= 2
+
+    await page.click("#import-summary button.resume")
+    for p in (page, second_page):
+        await expect(p.locator("li.import-item[data-state=saved]")).to_have_count(5, timeout=30_000)
+        await expect(p.locator("#import-summary")).to_have_attribute("data-status", "done")
+        await expect(p.locator("#import-summary .job-counters")).to_contain_text("5 / 5")
+    assert await second_page.evaluate("() => window.__marker") == marker  # live, no reload
+    # Saved items link to the reader.
+    first_link = second_page.locator("li.import-item a").first
+    await expect(first_link).to_contain_text("River towns vote")

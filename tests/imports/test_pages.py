@@ -1,0 +1,174 @@
+"""The import pages and the imports API: forms, the live counter, commands, permissions."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.accounts import services as accounts
+from app.imports import queries, services
+from app.imports.types import JobStatus
+from tests.factories import csrf_of, post_form, sign_in
+from tests.imports.helpers import item_rows, run_worker
+
+URLS = "https://news.example/a\nhttps://news.example/b\nhttps://NEWS.example/a\nftp://x.example/"
+
+
+@pytest.fixture
+async def editor(client, people):  # type: ignore[no-untyped-def]
+    person = await people.member("editor")
+    await sign_in(client, person.email)
+    return person
+
+
+async def test_the_form_makes_a_job_and_leads_to_its_page(client, editor):
+    response = await post_form(client, "/articles/import", {"urls": URLS})
+    assert response.status_code == 303
+    job_id = int(response.headers["location"].rsplit("/", 1)[1])
+    assert [r["url"] for r in await item_rows(job_id)] == [
+        "https://news.example/a",
+        "https://news.example/b",
+    ]
+    page = await client.get(f"/articles/import/{job_id}")
+    assert page.status_code == 200
+    assert "0 / 2" in page.text
+    assert 'id="import-item-' in page.text
+    listing = await client.get("/articles/import")
+    assert f'href="/articles/import/{job_id}"' in listing.text
+
+
+async def test_a_list_without_urls_comes_back_as_typed_with_a_400(client, editor):
+    response = await post_form(client, "/articles/import", {"urls": "ftp://x.example/ hello"})
+    assert response.status_code == 400
+    assert "ftp://x.example/ hello</textarea>" in response.text
+    assert 'role="alert"' in response.text
+
+
+async def test_the_live_counter_uses_parse_urls_on_the_server(client, editor):
+    response = await client.post(
+        "/articles/import/check",
+        data={"urls": URLS, "_csrf_token": csrf_of(client)},
+        headers={"datastar-request": "true"},
+    )
+    assert response.status_code == 200
+    assert "event: datastar-patch-elements" in response.text
+    assert "2 valid" in response.text
+    assert "1 invalid" in response.text
+    assert "1 duplicate" in response.text
+
+
+async def test_the_quick_add_prefill_fills_the_textarea(client, editor):
+    page = await client.get(
+        "/articles/import", params={"urls": "https://a.example/1\nhttps://a.example/2"}
+    )
+    assert "https://a.example/1\nhttps://a.example/2</textarea>" in page.text
+    assert "2 valid" in page.text
+
+
+async def test_commands_pause_resume_cancel_and_delete(client, editor):
+    job_id = await services.create_job(
+        editor.workspace_id, ["https://news.example/a"], actor_user_id=editor.user_id
+    )
+    base = f"/articles/import/{job_id}"
+    assert (await post_form(client, base + "/pause")).status_code == 303
+    assert (await queries.job(editor.workspace_id, job_id)).status == JobStatus.PAUSED  # type: ignore[union-attr]
+    await post_form(client, base + "/resume")
+    assert (await queries.job(editor.workspace_id, job_id)).status == JobStatus.QUEUED  # type: ignore[union-attr]
+    await post_form(client, base + "/cancel")
+    assert (await queries.job(editor.workspace_id, job_id)).status == JobStatus.CANCELLED  # type: ignore[union-attr]
+    response = await post_form(client, base + "/delete")
+    assert response.headers["location"] == "/articles/import"
+    assert (await client.get(base)).status_code == 404
+
+
+async def test_a_viewer_follows_imports_but_cannot_start_one(client, people):
+    viewer = await people.member("viewer")
+    await sign_in(client, viewer.email)
+    page = await client.get("/articles/import")
+    assert page.status_code == 200
+    assert 'id="import-form"' not in page.text
+    assert (await post_form(client, "/articles/import", {"urls": URLS})).status_code == 403
+
+
+async def test_another_workspaces_job_is_not_found(client, editor, people):
+    other = await people.member("editor")
+    job_id = await services.create_job(
+        other.workspace_id, ["https://news.example/a"], actor_user_id=None
+    )
+    assert (await client.get(f"/articles/import/{job_id}")).status_code == 404
+    assert (await post_form(client, f"/articles/import/{job_id}/cancel")).status_code == 404
+
+
+async def test_items_are_paged_beyond_100(client, editor):
+    urls = [f"https://news.example/{n}" for n in range(130)]
+    job_id = await services.create_job(editor.workspace_id, urls, actor_user_id=None)
+    first = await client.get(f"/articles/import/{job_id}")
+    assert first.text.count('class="row import-item') == 100
+    second = await client.get(f"/articles/import/{job_id}?page=2")
+    assert second.text.count('class="row import-item') == 30
+    assert "https://news.example/129" in second.text
+
+
+# The API ---------------------------------------------------------------------------------
+
+
+async def token_for(people, role: str = "editor") -> tuple[dict[str, str], int]:  # type: ignore[no-untyped-def]
+    person = await people.member(role)
+    token = await accounts.issue_api_token(person.workspace_id, person.user_id, "script")
+    return {"Authorization": f"Bearer {token}"}, person.workspace_id
+
+
+async def test_api_creates_a_job_and_reports_what_was_left_out(client, people):
+    auth, _workspace = await token_for(people)
+    response = await client.post("/api/v1/imports", json={"urls": URLS.split("\n")}, headers=auth)
+    assert response.status_code == 201
+    body = response.json()
+    assert body["total_urls"] == 2
+    assert body["duplicates"] == ["https://NEWS.example/a"]
+    assert [i["url"] for i in body["invalid"]] == ["ftp://x.example/"]
+    job = (await client.get(f"/api/v1/imports/{body['job_id']}", headers=auth)).json()
+    assert (job["status"], job["total_urls"], job["finished"]) == ("queued", 2, 0)
+    items = (await client.get(f"/api/v1/imports/{body['job_id']}/items", headers=auth)).json()
+    assert [i["state"] for i in items["items"]] == ["pending", "pending"]
+
+
+async def test_api_commands(client, people, site, site_egress):
+    auth, _workspace = await token_for(people)
+    site.routes["/news/api"] = site.page("article.html")
+    created = await client.post(
+        "/api/v1/imports",
+        json={"urls": [site.base + "/news/api", site.base + "/gone"]},
+        headers=auth,
+    )
+    job_id = created.json()["job_id"]
+    paused = await client.post(f"/api/v1/imports/{job_id}/pause", headers=auth)
+    assert paused.json()["status"] == "paused"
+    resumed = await client.post(f"/api/v1/imports/{job_id}/resume", headers=auth)
+    assert resumed.json()["status"] == "queued"
+    await run_worker()
+    job = (await client.get(f"/api/v1/imports/{job_id}", headers=auth)).json()
+    assert (job["status"], job["saved"], job["errors"]) == ("done", 1, 1)
+    retried = await client.post(f"/api/v1/imports/{job_id}/retry-failed", headers=auth)
+    assert (retried.json()["status"], retried.json()["errors"]) == ("running", 0)
+    cancelled = await client.post(f"/api/v1/imports/{job_id}/cancel", headers=auth)
+    assert cancelled.json()["status"] == "cancelled"
+    assert (await client.delete(f"/api/v1/imports/{job_id}", headers=auth)).status_code == 204
+    assert (await client.get(f"/api/v1/imports/{job_id}", headers=auth)).status_code == 404
+
+
+@pytest.mark.parametrize(
+    "body",
+    [{}, {"urls": "https://a.example"}, {"urls": [1, 2]}, {"urls": []}, {"urls": ["ftp://x"]}],
+)
+async def test_api_refuses_bad_bodies_with_a_message(client, people, body):
+    auth, _workspace = await token_for(people)
+    response = await client.post("/api/v1/imports", json=body, headers=auth)
+    assert response.status_code == 400
+    assert response.json()["detail"]
+
+
+async def test_api_needs_articles_import(client, people):
+    auth, _workspace = await token_for(people, "viewer")
+    response = await client.post(
+        "/api/v1/imports", json={"urls": ["https://a.example/"]}, headers=auth
+    )
+    assert response.status_code == 403
