@@ -7,10 +7,10 @@ from typing import Any
 from app.accounts.housekeeping import forget_expired
 from app.analysis import services as analysis
 from app.core import config
-from app.streams import polling as stream_polling
-from app.streams import services as streams
 from app.imports import services as imports
 from app.imports import step as import_step
+from app.streams import polling as stream_polling
+from app.streams import services as streams
 from app.topics import scraping
 from app.topics import services as topics
 
@@ -54,6 +54,8 @@ async def poll_due_streams(ctx: dict[str, Any]) -> int:
 async def sweep_feed_items(ctx: dict[str, Any]) -> int:
     """Daily: delete wall items past their expiry or unseen for 30 days."""
     return await streams.sweep_items()
+
+
 async def import_items(ctx: dict[str, Any]) -> int:
     """Read due import items (any job, claimed fairly) until none is left."""
     return await import_step.run_loop()

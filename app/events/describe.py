@@ -6,6 +6,7 @@ Pure: no I/O. UI text is marked here and translated where it is shown.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from app.core.i18n import gettext, ngettext
 from app.events.types import EventView
@@ -42,7 +43,17 @@ EVENT_VERBS: dict[str, str] = {
 
 # The Activity page's filters: a name in the address, a label, the kinds it shows.
 FILTERS: dict[str, tuple[str, frozenset[str]]] = {
-    "articles": (N_("Articles"), frozenset({"article_deleted", "article_restored"})),
+    "articles": (
+        N_("Articles"),
+        frozenset(
+            {
+                "article_deleted",
+                "article_restored",
+                "article_import_started",
+                "article_import_finished",
+            }
+        ),
+    ),
     "topics": (
         N_("Topics"),
         frozenset(k for k in EVENT_VERBS if k.startswith("topic_")),
@@ -112,7 +123,23 @@ def _joined(event: EventView) -> bool:
     return event.subject == event.actor  # rows recorded before user_id was kept
 
 
+def _import_detail(data: dict[str, Any]) -> str:
+    """ "12 saved, 3 duplicates, 1 failed" for a finished import."""
+    saved = int(data.get("saved", 0))
+    parts = [ngettext("%(n)d saved", "%(n)d saved", saved) % {"n": saved}]
+    for key, one, many in (
+        ("duplicates", N_("%(n)d duplicate"), N_("%(n)d duplicates")),
+        ("errors", N_("%(n)d failed"), N_("%(n)d failed")),
+    ):
+        n = int(data.get(key, 0))
+        if n:
+            parts.append(ngettext(one, many, n) % {"n": n})
+    return ", ".join(parts)
+
+
 def _detail(event: EventView) -> str:
+    if event.kind == "article_import_finished":
+        return _import_detail(event.data)
     if event.kind != "topic_run_finished":
         return ""
     new = int(event.data.get("new", 0))
@@ -129,6 +156,8 @@ def _link(event: EventView, *, can_manage_members: bool, viewer_user_id: int) ->
     data = event.data
     if "article_id" in data:
         return f"/articles/{data['article_id']}"
+    if event.kind.startswith("article_import_") and "job_id" in data:
+        return f"/articles/import/{data['job_id']}"
     if event.kind.startswith("topic_") and event.kind != "topic_deleted" and "topic_id" in data:
         return f"/topics/{data['topic_id']}"
     if event.kind in FILTERS["people"][1] and event.kind not in {"signed_in", "workspace_created"}:

@@ -172,3 +172,17 @@ async def test_api_needs_articles_import(client, people):
         "/api/v1/imports", json={"urls": ["https://a.example/"]}, headers=auth
     )
     assert response.status_code == 403
+
+
+async def test_activity_shows_a_finished_import_with_its_counts_and_link(
+    client, editor, site, site_egress
+):
+    site.routes["/news/act"] = site.page("article.html")
+    job_id = await services.create_job(
+        editor.workspace_id, [site.base + "/news/act"], actor_user_id=editor.user_id
+    )
+    await run_worker()
+    page = await client.get("/activity", params={"kind": "articles"})
+    assert "finished an import of" in page.text
+    assert "1 saved" in page.text
+    assert f'href="/articles/import/{job_id}"' in page.text
