@@ -47,6 +47,7 @@ class Platform:
     instance_based: bool = False  # hosts vary (Mastodon): ids are host-qualified
     min_interval_ms: int = MIN_INTERVAL_MS  # the per-host budget's floor for one source
     ledger: LedgerRule | None = None
+    workspace_key: bool = False  # takes a workspace-level key (API key, bearer, app password)
     no_search_reason: str = ""
     no_accounts_reason: str = ""
 
@@ -56,12 +57,13 @@ _ALL = frozenset(SourceKind)
 PLATFORMS: dict[str, Platform] = {
     p.name: p
     for p in (
-        Platform("bluesky", "Bluesky", _ALL),
+        Platform("bluesky", "Bluesky", _ALL, workspace_key=True),
         Platform("mastodon", "Mastodon", _ALL, instance_based=True),
         Platform(
             "youtube",
             "YouTube",
             frozenset({SourceKind.SEARCH, SourceKind.AUTHOR}),
+            workspace_key=True,
             ledger=LedgerRule(
                 "yt_search_calls", timedelta(days=1), 90, frozenset({SourceKind.SEARCH})
             ),
@@ -70,6 +72,7 @@ PLATFORMS: dict[str, Platform] = {
             "x",
             "X",
             _ALL,
+            workspace_key=True,
             ledger=LedgerRule("x_post_reads", timedelta(days=30), 0, _ALL),
         ),
         Platform(

@@ -569,6 +569,9 @@ async def _ledger_enabled(workspace_id: int, name: str) -> bool:
 
 async def workspace_credential(workspace_id: int, provider: str) -> Credential | None:
     """The workspace's own key for `provider`, unsealed for one call; None: keyless."""
+    p = platforms.platform(provider)
+    if p is None or not p.workspace_key:
+        return None  # the platform takes no workspace key: no need to look
     sealed = await queries.sealed_credential(workspace_id, provider)
     if sealed is None:
         return None
@@ -651,17 +654,16 @@ async def claim_source(workspace_id: int, source_id: int) -> LeasedSource | None
 
 
 async def claim_next_due() -> LeasedSource | None:
-    """Lease the most overdue source of any workspace (the scheduler's loop)."""
-    async with db.transaction() as tx:
-        row = await tx.fetchrow(
-            f"""
-            UPDATE stream_sources SET lease_until = now() + make_interval(secs => $1)
-            WHERE id = (SELECT id FROM stream_sources WHERE {_DUE}
-                        ORDER BY next_poll_at LIMIT 1 FOR UPDATE SKIP LOCKED)
-            RETURNING {_CLAIM_FIELDS}
-            """,
-            LEASE_S,
-        )
+    """Lease the most overdue source of any workspace (the scheduler's loop); one statement."""
+    row = await db.fetchrow(
+        f"""
+        UPDATE stream_sources SET lease_until = now() + make_interval(secs => $1)
+        WHERE id = (SELECT id FROM stream_sources WHERE {_DUE}
+                    ORDER BY next_poll_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+        RETURNING {_CLAIM_FIELDS}
+        """,
+        LEASE_S,
+    )
     return _leased(row) if row else None
 
 
@@ -788,7 +790,7 @@ async def store_page(source: LeasedSource, page: Page, outcome: Outcome) -> dict
         )  # fmt: skip
     columns: list[Any] = list(zip(*rows.values(), strict=True)) if rows else [[]] * 11
     async with db.workspace_tx(ws) as tx:
-        linked = await tx.fetch(
+        linked = [] if not rows else await tx.fetch(
             """
             WITH incoming AS (
               SELECT * FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
@@ -897,7 +899,9 @@ async def _publish_source(
 ) -> None:
     """Tell each column of the source what changed: its new items, or its state."""
     changed_state = outcome.state != source.state
-    for column_id in await _columns_of(tx, source):
+    # A steady poll (same state) only tells the columns that got items: no query needed.
+    columns = await _columns_of(tx, source) if changed_state else sorted(new)
+    for column_id in columns:
         if new.get(column_id) or changed_state:
             publish_after_commit(tx, column_topic(column_id), new=new.get(column_id, 0))
     if changed_state:

@@ -1,0 +1,515 @@
+"""The wall's core: column pages, the scheduler, ingest.
+
+    .venv/bin/python bench/streams_core.py [--parts abc] [--items 1000000] [--columns 50]
+        [--sources 10000] [--hosts 10] [--seconds 120] [--rounds 20]
+
+With the test services running (scripts/services.sh start test). It creates
+(and drops first) its own scratch database, `newsdesk_bench` by default:
+DATABASE_URL and REDIS_URL override the defaults (the test services on
+ports 54339 and 63809, Redis database 15).
+
+(a) Column page: a workspace with `--items` feed items over `--columns`
+    columns (written with generate_series, not through the poller). 400 pages
+    of 40 items - first pages and deep cursors - through the real API handler
+    in-process (auth, query, JSON): p50/p99, and the ratio to the bare keyset
+    SQL (asyncpg, same rows, no decoding). Target: p99 <= 10x the bare query.
+(b) Scheduler: `--sources` RSS sources spread over `--hosts` loopback hosts
+    (127.0.0.1..N, one feed server each), all due, polled by `run_due` for
+    `--seconds` (kept short by the flag; 120 by default) with 4 polls in
+    flight. Prints polls/s, the scheduler's own time per poll (a poll's
+    wall time minus the provider's network call), and per-host budget
+    violations seen by the servers (more in flight than allowed, or more
+    requests in any second than rate + burst). Target: <= 2 ms, zero.
+(c) Ingest: a loopback server answers a home timeline of 100 Mastodon-style
+    statuses (new ids each round); a platform_feed source is polled
+    `--rounds` times through the whole path (egress, JSON, HTML -> AST,
+    upsert, links): items stored per second per worker. The AST builder's
+    ratio to bare nh3.clean is bench/safe_content.py's figure (run it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import asyncpg
+import httpx
+
+from app.accounts import services as accounts
+from app.core import config, db
+from app.core import redis as core_redis
+from app.core.config import Settings
+from app.egress import Egress, use_egress
+from app.streams import polling, providers, resolver, services
+from app.streams.providers import Actor
+
+DATABASE_URL = os.environ.get(
+    "DATABASE_URL", "postgresql://postgres@127.0.0.1:54339/newsdesk_bench"
+)
+REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:63809/15")
+PAGE = 40
+
+
+def settings_for(**overrides: object) -> Settings:
+    values: dict[str, object] = {
+        "database_url": DATABASE_URL,
+        "redis_url": REDIS_URL,
+        "secret_key": "bench-secret-key-that-is-long-enough-0123456789",
+        "redis_prefix": "ndbench",
+        "password_hashing": "fast",
+        **overrides,
+    }
+    return Settings(_env_file=None, **values)  # type: ignore[call-arg, arg-type]
+
+
+async def recreate_database(url: str) -> None:
+    parts = urlsplit(url)
+    name = parts.path.lstrip("/")
+    admin = await asyncpg.connect(urlunsplit(parts._replace(path="/postgres")))
+    try:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await admin.close()
+
+
+async def new_person(name: str) -> tuple[int, int]:
+    user_id = await accounts.create_user(f"{name}@bench.example", name, "bench password 123")
+    return user_id, await accounts.create_workspace(name, user_id)
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+# (a) column pages ----------------------------------------------------------------------------
+
+
+async def seed_items(workspace_id: int, items: int, columns: int) -> list[int]:
+    column_ids = [
+        await db.fetchval(
+            "INSERT INTO stream_columns (workspace_id, type, title, position, spec)"
+            ' VALUES ($1, \'keyword\', $2, $3, \'{"query": "q", "platforms": []}\') RETURNING id',
+            workspace_id,
+            f"Column {n}",
+            n,
+        )
+        for n in range(columns)
+    ]
+    content = json.dumps(
+        {
+            "type": "document",
+            "version": 1,
+            "children": [
+                {
+                    "type": "paragraph",
+                    "children": [{"type": "text", "text": "A post about the harbour " * 6}],
+                }
+            ],
+        }
+    )
+    async with db.transaction() as tx:
+        await tx.execute(
+            """
+            INSERT INTO feed_items (workspace_id, dedup_key, provider, remote_id, author_handle,
+              url, created_at_remote, content, plain_text, metrics)
+            SELECT $1, encode(sha256(n::text::bytea), 'hex'), 'mastodon', n::text,
+              '@alice@social.example', 'https://social.example/@alice/' || n,
+              timestamptz '2026-11-30 12:00+00' - make_interval(secs => n * 7),
+              $2::jsonb, 'A post about the harbour', '{"favourites": 3}'
+            FROM generate_series(1, $3) AS n
+            """,
+            workspace_id,
+            content,
+            items,
+        )
+        await tx.execute(
+            """
+            INSERT INTO feed_item_columns (workspace_id, column_id, item_id, created_at_remote,
+              dedup_key)
+            SELECT workspace_id, ($2::bigint[])[1 + (id % array_length($2::bigint[], 1))], id,
+              created_at_remote, dedup_key
+            FROM feed_items WHERE workspace_id = $1
+            """,
+            workspace_id,
+            column_ids,
+        )
+    await db.fetch("ANALYZE feed_items")
+    await db.fetch("ANALYZE feed_item_columns")
+    return column_ids
+
+
+BARE = """
+SELECT i.* FROM feed_item_columns f JOIN feed_items i ON i.id = f.item_id
+WHERE f.workspace_id = $1 AND f.column_id = $2
+  AND ($3::timestamptz IS NULL OR (f.created_at_remote, f.dedup_key) < ($3, $4))
+ORDER BY f.created_at_remote DESC, f.dedup_key DESC LIMIT 40
+"""
+
+
+async def part_a(items: int, columns: int) -> None:
+    from app.streams.queries import decode_cursor
+    from app.web.factory import create_app
+
+    user_id, ws = await new_person("pages")
+    print(f"(a) seeding {items:,} items over {columns} columns ...", flush=True)
+    started = time.perf_counter()
+    column_ids = await seed_items(ws, items, columns)
+    print(f"    seeded in {time.perf_counter() - started:.0f} s")
+    token = await accounts.issue_api_token(ws, user_id, "bench")
+    app = create_app(config.active(), manage_connections=False)
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    transport = httpx.ASGITransport(app=app)
+    headers = {"Authorization": f"Bearer {token}"}
+    async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:  # noqa: TID251
+        # Cursors to start from: first pages, and pages a few hundred items deep.
+        starts: list[tuple[int, str | None]] = []
+        for column in column_ids[:20]:
+            starts.append((column, None))
+            cursor = None
+            for _ in range(10):
+                page = await client.get(
+                    f"/api/v1/feeds/columns/{column}/items",
+                    params={"cursor": cursor} if cursor else {},
+                    headers=headers,
+                )
+                cursor = page.json()["next_cursor"]
+            starts.append((column, cursor))
+        api_times, bare_times = [], []
+        pool = db.engine().pool
+        assert pool is not None
+        async with pool.acquire() as conn:
+            for _round in range(10):
+                for column, cursor in starts:
+                    t = time.perf_counter()
+                    response = await client.get(
+                        f"/api/v1/feeds/columns/{column}/items",
+                        params={"cursor": cursor} if cursor else {},
+                        headers=headers,
+                    )
+                    api_times.append(time.perf_counter() - t)
+                    assert response.status_code == 200
+                    assert len(response.json()["items"]) == PAGE
+                    at, key = decode_cursor(cursor) if cursor else (None, None)
+                    t = time.perf_counter()
+                    rows = await conn.fetch(BARE, ws, column, at, key)
+                    bare_times.append(time.perf_counter() - t)
+                    assert len(rows) == PAGE
+    for name, values in (("API page (40 items)", api_times), ("bare keyset SQL", bare_times)):
+        print(
+            f"    {name:<22} p50 {pct(values, 50) * 1000:6.2f} ms   p99 {pct(values, 99) * 1000:6.2f} ms"
+        )
+    print(
+        f"    ratio p50 {pct(api_times, 50) / pct(bare_times, 50):.1f}x   "
+        f"p99 {pct(api_times, 99) / pct(bare_times, 99):.1f}x  (target: p99 <= 10x)"
+    )
+
+
+# (b) the scheduler ------------------------------------------------------------------------------
+
+
+def rss_body(n: int) -> bytes:
+    entries = "".join(
+        f"<item><title>Post {n}-{k}</title><link>https://example.org/{n}/{k}</link>"
+        f"<guid>https://example.org/{n}/{k}</guid><pubDate>Mon, 30 Nov 2026 12:0{k}:00 +0000</pubDate>"
+        f"<description>Short text {k}</description></item>"
+        for k in range(3)
+    )
+    return (
+        f'<?xml version="1.0"?><rss version="2.0"><channel><title>Feed {n}</title>'
+        f"<link>https://example.org/</link>{entries}</channel></rss>"
+    ).encode()
+
+
+class FeedHost:
+    """One loopback host serving /feed/<n>.rss, recording arrivals and requests in flight."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+        self.port = 0
+        self.arrivals: list[float] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._server: asyncio.Server | None = None
+
+    async def start(self, port: int = 0) -> None:
+        self._server = await asyncio.start_server(self._serve, self.address, port)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        self.arrivals.append(time.monotonic())
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+            target = head.split(b" ", 2)[1].decode()
+            n = int(target.rsplit("/", 1)[1].split(".")[0])
+            if b"if-none-match" in head.lower():
+                writer.write(
+                    b'HTTP/1.1 304 Not Modified\r\nETag: "v1"\r\nContent-Length: 0\r\n\r\n'
+                )
+            else:
+                body = rss_body(n)
+                writer.write(
+                    b'HTTP/1.1 200 OK\r\nContent-Type: application/rss+xml\r\nETag: "v1"\r\n'
+                    + f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
+                    + body
+                )
+            await writer.drain()
+        except (ConnectionError, asyncio.IncompleteReadError, ValueError, IndexError):
+            pass
+        finally:
+            self.in_flight -= 1
+            writer.close()
+
+    def violations(self, rate: float, burst: int, inflight: int) -> int:
+        """Requests beyond what the host's token bucket could have granted in any 1 s window."""
+        found = 1 if self.max_in_flight > inflight else 0
+        times = self.arrivals
+        j = 0
+        for i, t in enumerate(times):
+            while j < len(times) and times[j] - t <= 1.0:
+                j += 1
+            if j - i > burst + rate * 1.0 + 1:  # +1: a grant and its arrival straddle the edge
+                found += 1
+        return found
+
+
+async def part_b(sources: int, hosts: int, seconds: float, redis: object) -> None:
+    rate, burst, inflight = 40.0, 10, 2
+    servers = [FeedHost(f"127.0.0.{h + 1}") for h in range(hosts)]
+    await servers[0].start()
+    for server in servers[1:]:
+        await server.start(servers[0].port)
+    port = servers[0].port
+    egress_settings = settings_for(
+        egress_allow=[f"{s.address}:{port}" for s in servers],
+        egress_host_rate=rate,
+        egress_host_burst=burst,
+        egress_host_inflight=inflight,
+    )
+    egress = Egress(egress_settings, redis, budget_wait=10.0)  # type: ignore[arg-type]
+    use_egress(egress)
+    _user, ws = await new_person("scheduler")
+    print(f"(b) {sources:,} sources on {hosts} loopback hosts ...", flush=True)
+    urls = [f"http://{servers[n % hosts].address}:{port}/feed/{n}.rss" for n in range(sources)]
+    column = await db.fetchval(
+        "INSERT INTO stream_columns (workspace_id, type, title, position, spec)"
+        " VALUES ($1, 'account_list', 'Many', 0, '{\"accounts\": []}') RETURNING id",
+        ws,
+    )
+    await db.fetch(
+        """
+        WITH made AS (
+          INSERT INTO stream_sources (workspace_id, provider, kind, actor_ref, label, interval_ms)
+          SELECT $1, 'rss', 'author', 'rss:' || u, u, 120000 FROM unnest($2::text[]) AS u
+          RETURNING id)
+        INSERT INTO stream_column_sources (workspace_id, column_id, source_id)
+        SELECT $1, $3, id FROM made
+        """,
+        ws,
+        urls,
+        column,
+    )
+    rss = providers.provider_for("rss")
+    assert rss is not None
+    for url in urls:  # resolved before: the bench measures polls, not first resolutions
+        await resolver._remember(resolver._key("rss", url), Actor(ref=url, handle=url))
+
+    network: list[float] = []
+    polls: list[float] = []
+    inner = rss.author_feed
+
+    async def timed_feed(credential, request):  # type: ignore[no-untyped-def]
+        t = time.perf_counter()
+        try:
+            return await inner(credential, request)
+        finally:
+            network.append(time.perf_counter() - t)
+
+    original = polling._poll_claimed
+
+    async def timed_poll(source, jitter):  # type: ignore[no-untyped-def]
+        t = time.perf_counter()
+        try:
+            await original(source, jitter)
+        finally:
+            polls.append(time.perf_counter() - t)
+
+    rss.author_feed = timed_feed  # type: ignore[method-assign]
+    polling._poll_claimed = timed_poll  # type: ignore[assignment]
+    started = time.perf_counter()
+    try:
+        await polling.run_due(seconds=seconds, jitter=0)
+        elapsed = time.perf_counter() - started
+        concurrent = len(polls)
+        # The scheduler's own cost, one poll at a time (under concurrency a poll's wall
+        # time also counts the other polls' turns on the event loop).
+        sample = await db.fetch(
+            "SELECT id FROM stream_sources WHERE workspace_id = $1 ORDER BY id LIMIT 300", ws
+        )
+        await db.fetch(
+            "UPDATE stream_sources SET next_poll_at = now() WHERE id = ANY($1::bigint[])",
+            [r["id"] for r in sample],
+        )
+        for row in sample:
+            await polling.poll_source(ws, row["id"], jitter=0)
+    finally:
+        polling._poll_claimed = original  # type: ignore[assignment]
+        rss.author_feed = inner  # type: ignore[method-assign]
+        for server in servers:
+            await server.stop()
+        use_egress(None)
+        await egress.aclose()
+    states = {
+        r["state"]: r["n"]
+        for r in await db.fetch(
+            "SELECT state, count(*) AS n FROM stream_sources WHERE workspace_id = $1 GROUP BY 1", ws
+        )
+    }
+    loaded = [p - n for p, n in zip(polls[:concurrent], network[:concurrent], strict=True)]
+    alone = [p - n for p, n in zip(polls[concurrent:], network[concurrent:], strict=True)]
+    violations = sum(s.violations(rate, burst, inflight) for s in servers)
+    print(
+        f"    polls              {concurrent:,} in {elapsed:.1f} s = {concurrent / elapsed:,.1f} polls/s"
+    )
+    print(f"    budget per host    {rate:g}/s, burst {burst}, {inflight} in flight ({hosts} hosts)")
+    print(
+        f"    scheduler time     alone: mean {statistics.mean(alone) * 1000:.2f} ms/poll, "
+        f"p99 {pct(alone, 99) * 1000:.2f} ms  (target <= 2 ms; poll minus provider call)"
+    )
+    print(f"                       4 in flight: mean {statistics.mean(loaded) * 1000:.2f} ms/poll")
+    print(
+        f"    provider call      mean {statistics.mean(network[concurrent:]) * 1000:.2f} ms (HTTP + feedparser)"
+    )
+    print(f"    source states      {states}")
+    print(f"    budget violations  {violations} (target 0)")
+
+
+# (c) ingest ----------------------------------------------------------------------------------
+
+
+def statuses(round_: int, host: str) -> bytes:
+    items = []
+    for k in range(100):
+        n = round_ * 100 + k
+        items.append(
+            {
+                "id": str(n),
+                "uri": f"https://{host}/users/alice/statuses/{n}",
+                "url": f"https://{host}/@alice/{n}",
+                "created_at": f"2026-11-30T{k % 24:02d}:{k % 60:02d}:00Z",
+                "content": f'<p>Status {n}: the <a href="https://{host}/tags/harbour" class="hashtag">'
+                f"#harbour</a> council met; <strong>flood</strong> warning for the "
+                f'<a href="https://example.org/river">river</a>.</p><p>More at 6.</p>',
+                "account": {"acct": "alice", "url": f"https://{host}/@alice"},
+                "favourites_count": k,
+                "reblogs_count": 1,
+                "replies_count": 2,
+                "media_attachments": [],
+            }
+        )
+    return json.dumps(items).encode()
+
+
+async def part_c(rounds: int, redis: object) -> None:
+    from tests.egress.servers import Reply, Server
+    from tests.streams.statuses import StatusProvider
+
+    state = {"round": 0}
+
+    def handler(_seen):  # type: ignore[no-untyped-def]
+        state["round"] += 1
+        return Reply(
+            headers=[("Content-Type", "application/json")],
+            body=statuses(state["round"], "social.example"),
+        )
+
+    server = Server(handler)
+    await server.start()
+    egress = Egress(settings_for(egress_allow=[f"127.0.0.1:{server.port}"]), redis)  # type: ignore[arg-type]
+    use_egress(egress)
+    provider = StatusProvider(server.url("").rstrip("/"))
+    providers.register(provider)
+    try:
+        _user, ws = await new_person("ingest")
+        connection = await services.add_connection(
+            ws, "mastodon", "desk", instance="social.example", secret="t"
+        )
+        column = await services.create_column(
+            ws,
+            {"type": "platform_feed", "title": "Home", "spec": {"connection_id": connection}},
+            actor_user_id=None,
+        )
+        source = await db.fetchval(
+            "SELECT source_id FROM stream_column_sources WHERE column_id = $1", column
+        )
+        started = time.perf_counter()
+        for _ in range(rounds):
+            await db.fetch("UPDATE stream_sources SET next_poll_at = now() WHERE id = $1", source)
+            assert await polling.poll_source(ws, source, jitter=0)
+        elapsed = time.perf_counter() - started
+        stored = await db.fetchval("SELECT count(*) FROM feed_items WHERE workspace_id = $1", ws)
+        assert stored == rounds * 100, stored
+        print(
+            f"(c) ingest           {stored:,} statuses in {elapsed:.2f} s = "
+            f"{stored / elapsed:,.0f} items/s per worker (HTTP, JSON, HTML -> AST, upsert, links)"
+        )
+        print("    AST vs nh3.clean   see bench/safe_content.py (the status row's ratio)")
+    finally:
+        providers.unregister("mastodon")
+        use_egress(None)
+        await egress.aclose()
+        await server.stop()
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--parts", default="abc")
+    parser.add_argument("--items", type=int, default=1_000_000)
+    parser.add_argument("--columns", type=int, default=50)
+    parser.add_argument("--sources", type=int, default=10_000)
+    parser.add_argument("--hosts", type=int, default=10)
+    parser.add_argument("--seconds", type=float, default=120.0)
+    parser.add_argument("--rounds", type=int, default=20)
+    args = parser.parse_args()
+    if not 0 < args.seconds <= 600:
+        parser.error("--seconds: 1..600")
+    logging.basicConfig(level=logging.ERROR)
+    settings = settings_for()
+    config.activate(settings)
+    await recreate_database(settings.database_url)
+    engine = await db.connect(settings, pool_max=10)
+    await db.migrate(engine)
+    redis = await core_redis.connect_redis(settings)
+    await redis.flushdb()
+    try:
+        if "a" in args.parts:
+            await part_a(args.items, args.columns)
+        if "b" in args.parts:
+            await part_b(args.sources, args.hosts, args.seconds, redis)
+        if "c" in args.parts:
+            await part_c(args.rounds, redis)
+    finally:
+        await redis.flushdb()
+        await core_redis.disconnect_redis()
+        await db.disconnect()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
