@@ -169,9 +169,7 @@ async def create_column(workspace_id: int, data: object, *, actor_user_id: int |
     form = parse_column(data)
     plans, unsupported = await _plan(workspace_id, form)
     async with db.workspace_tx(workspace_id) as tx:
-        await tx.execute(
-            "SELECT pg_advisory_xact_lock(hashtext('stream_columns'), $1::int)", workspace_id
-        )
+        await _lock_columns(tx, workspace_id)
         position = await tx.fetchval(
             "SELECT coalesce(max(position) + 1, 0) FROM stream_columns"
             " WHERE workspace_id = $1 AND deleted_at IS NULL",
@@ -244,9 +242,7 @@ async def reorder_columns(workspace_id: int, ordered_ids: object) -> None:
     ):
         raise SpecInvalid({"ordered_ids": _("Send the columns' ids in their new order.")})
     async with db.workspace_tx(workspace_id) as tx:
-        await tx.execute(
-            "SELECT pg_advisory_xact_lock(hashtext('stream_columns'), $1::int)", workspace_id
-        )
+        await _lock_columns(tx, workspace_id)
         live = {
             r["id"]
             for r in await tx.fetch(
@@ -291,9 +287,7 @@ async def seed_platform_columns(workspace_id: int, *, actor_user_id: int | None)
         return 0
     made = 0
     async with db.workspace_tx(workspace_id) as tx:
-        await tx.execute(
-            "SELECT pg_advisory_xact_lock(hashtext('stream_columns'), $1::int)", workspace_id
-        )
+        await _lock_columns(tx, workspace_id)
         for connection in await queries.connections_without_column(workspace_id):
             form = parse_column(
                 {
@@ -331,19 +325,34 @@ async def import_saved_searches(
         raise SpecInvalid(
             {"terms": _("Import at most %(n)s searches at once.") % {"n": IMPORT_MAX_TERMS}}
         )
-    existing = await queries.saved_search_queries(workspace_id)
     made: list[int] = []
-    for term in dict.fromkeys(" ".join(t.split()) for t in terms):
-        if not term or term.lower() in existing:
-            continue
-        data = {
-            "type": "saved_search",
-            "title": term[:80],
-            "spec": {"query": term, "platforms": list(platforms.PLATFORMS)},
-        }
-        made.append(await create_column(workspace_id, data, actor_user_id=actor_user_id))
-        existing.add(term.lower())
+    # One transaction under the columns lock: concurrent imports of the same terms make
+    # each column once, and a bad term leaves nothing half-imported.
+    async with db.workspace_tx(workspace_id) as tx:
+        await _lock_columns(tx, workspace_id)
+        existing = await queries.saved_search_queries(workspace_id)
+        for i, raw in enumerate(terms):
+            term = " ".join(raw.split())
+            if not term or term.lower() in existing:
+                continue
+            data = {
+                "type": "saved_search",
+                "title": term[:80],
+                "spec": {"query": term, "platforms": list(platforms.PLATFORMS)},
+            }
+            try:
+                made.append(await create_column(workspace_id, data, actor_user_id=actor_user_id))
+            except SpecInvalid as error:
+                raise SpecInvalid({f"terms[{i}]": error.message}) from None
+            existing.add(term.lower())
     return made
+
+
+async def _lock_columns(tx: db.Tx, workspace_id: int) -> None:
+    """Serialise changes to a workspace's column list (positions, seeding, imports)."""
+    await tx.execute(
+        "SELECT pg_advisory_xact_lock(hashtext('stream_columns'), $1::int)", workspace_id
+    )
 
 
 def _spec_json(form: ColumnForm, unsupported: Sequence[Unsupported]) -> str:

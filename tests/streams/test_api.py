@@ -360,3 +360,20 @@ async def test_workspace_keys_are_sealed_and_only_ever_reported_as_configured(cl
         "/api/v1/feeds/credentials/orkut", json={"secret": "x"}, headers=auth
     )
     assert unknown.status_code == 422
+
+
+async def test_concurrent_imports_make_each_column_once_and_a_bad_term_imports_nothing(
+    client, people, statuses
+):
+    person, auth = await api(people)
+    others = [await api(people, "editor", person.workspace_id) for _ in range(3)]
+    url = "/api/v1/feeds/columns/import-saved-searches"
+    responses = await asyncio.gather(
+        *(client.post(url, json={"terms": ["#flood", "#fire"]}, headers=h) for _p, h in others)
+    )
+    assert all(r.status_code == 200 for r in responses)
+    assert await db.fetchval("SELECT count(*) FROM stream_columns") == 2
+    bad = await client.post(url, json={"terms": ["#storm", "x" * 201]}, headers=auth)
+    assert bad.status_code == 422
+    assert "terms[1]" in bad.json()["errors"]
+    assert await db.fetchval("SELECT count(*) FROM stream_columns") == 2

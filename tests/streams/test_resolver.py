@@ -1,0 +1,57 @@
+"""Handle resolution: cached 10 minutes when found, 1 minute when not, at most 4 per host at once."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from app.core import config
+from app.streams import resolver
+from app.streams.providers import provider_for
+from tests.egress.servers import Reply
+from tests.streams.test_polling import RSS, rss
+
+
+async def test_found_handles_are_cached_for_ten_minutes_missing_ones_for_one(
+    site, site_egress, redis
+):
+    site.routes["/found.rss"] = Reply(headers=[("Content-Type", RSS)], body=rss(1, title="Found"))
+    rss_provider = provider_for("rss")
+    assert rss_provider is not None
+    found = site.base + "/found.rss"
+    missing = site.base + "/missing.rss"
+
+    actor = await resolver.resolve(rss_provider, None, found)
+    again = await resolver.resolve(rss_provider, None, found)
+    assert actor == again
+    assert actor is not None
+    assert actor.display_name == "Found"
+    assert len(site.hits_of("/found.rss")) == 1
+
+    assert await resolver.resolve(rss_provider, None, missing) is None
+    assert await resolver.resolve(rss_provider, None, missing) is None
+    assert len(site.hits_of("/missing.rss")) == 1
+
+    prefix = config.active().redis_key("streams", "handle", "rss")
+    ttls = {}
+    for key in await redis.keys(prefix + ":*"):
+        ttls[await redis.get(key) == b"-"] = await redis.ttl(key)
+    assert 590 < ttls[False] <= 600
+    assert 50 < ttls[True] <= 60
+
+
+async def test_at_most_four_resolutions_run_at_once_per_host(site, site_egress):
+    site_egress(egress_host_inflight=100)  # egress's own cap out of the way: this is ours
+    for n in range(8):
+        site.routes[f"/slow/{n}.rss"] = Reply(
+            headers=[("Content-Type", RSS)], body=rss(1), delay=0.4
+        )
+    rss_provider = provider_for("rss")
+    assert rss_provider is not None
+    started = time.monotonic()
+    actors = await asyncio.gather(
+        *(resolver.resolve(rss_provider, None, f"{site.base}/slow/{n}.rss") for n in range(8))
+    )
+    elapsed = time.monotonic() - started
+    assert all(actors)
+    assert elapsed >= 0.8  # two rounds of four, not one round of eight
