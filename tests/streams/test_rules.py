@@ -247,3 +247,11 @@ def test_cursors_round_trip_and_refuse_forgeries():
     for bad in ("", "!!!", "eyJhdCI6MX0", encode_cursor(NOW, "a" * 64)[:-3]):
         with pytest.raises(CursorInvalid):
             decode_cursor(bad)
+
+
+def test_canonical_ids_are_lower_case_and_host_qualified_for_instances():
+    from app.streams.providers import canonical_id
+
+    assert canonical_id("AbC") == "abc"
+    assert canonical_id("109", "Bücher.Example:443") == "xn--bcher-kva.example/109"
+    assert canonical_id("109", "social.example:8443") == "social.example:8443/109"

@@ -24,6 +24,7 @@ from typing import Protocol
 
 from app.core.i18n import _
 from app.safe_content import Document
+from app.streams.platforms import canonical_host
 from app.streams.types import SourceKind
 
 
@@ -171,6 +172,14 @@ async def fetch(
     if kind == SourceKind.HOME:
         return await provider.home(credential, request)
     return await provider.mentions(credential, request)
+
+
+def canonical_id(remote_id: str, host: str = "") -> str:
+    """A remote id as dedup keys use it: lower-cased, and "host/id" for instance-based
+    providers (the IDNA host the object lives on, default port dropped)."""
+    if not host:
+        return remote_id.lower()
+    return f"{canonical_host(host) or host.lower()}/{remote_id}".lower()
 
 
 def dedup_key(workspace_id: int, provider: str, canonical_id: str) -> str:

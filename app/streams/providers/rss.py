@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from app.core.i18n import _
 from app.egress import HttpStatusError, egress
 from app.safe_content import Document, Paragraph, Strong, Text, from_text, to_text
-from app.streams.platforms import canonical_host, feed_address
+from app.streams.platforms import feed_address
 from app.streams.providers import (
     Actor,
     BaseProvider,
@@ -27,6 +27,7 @@ from app.streams.providers import (
     Page,
     ProviderError,
     RemoteItem,
+    canonical_id,
 )
 from app.streams.types import SourceKind
 from app.topics.feeds import FeedEntry, NotAFeed, ParsedFeed, entry_document, parse_feed
@@ -68,7 +69,7 @@ class RssProvider(BaseProvider):
         feed, final_url, validators = await _read(request.actor.ref, request.cursor)
         if feed is None:
             return Page(cursor=request.cursor)  # 304: nothing new
-        host = canonical_host(urlsplit(final_url).netloc) or ""
+        host = urlsplit(final_url).netloc
         author = feed.title or host
         items = tuple(_item(entry, host, author, final_url) for entry in feed.entries)
         return Page(items=items[: request.limit], cursor=validators, dropped=feed.without_link)
@@ -123,7 +124,7 @@ def _item(entry: FeedEntry, host: str, author: str, feed_url: str) -> RemoteItem
     media = (MediaRef("image", entry.lead_image),) if entry.lead_image else ()
     return RemoteItem(
         remote_id=remote_id,
-        canonical_id=f"{host}/{remote_id}".lower(),
+        canonical_id=canonical_id(remote_id, host),
         author_handle=author[:300],
         author_ref=f"rss:{feed_url}",
         created_at=entry.published_at or datetime.now(UTC),
