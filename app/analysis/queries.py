@@ -46,9 +46,10 @@ async def for_article(workspace_id: int, article_id: int) -> AnalysisView:
 async def document_frequencies(workspace_id: int, terms: list[str]) -> DocumentFrequencies:
     """Live articles of the workspace, and how many contain each term.
 
-    One GIN lookup per term on the generated `search` column ('simple' config:
-    lower-cased, unstemmed - the same tokens app.analysis.text makes), so the
-    cost grows with the number of candidate terms, not with the library.
+    GIN lookups on the generated `search` column, each article matched with
+    the term as its own language reads it (stemmed, accents folded; the same
+    two steps as the library's search, app.articles.queries), so the cost grows
+    with the number of candidate terms, not with the library.
     """
     row = await db.fetchrow(
         """
@@ -57,7 +58,9 @@ async def document_frequencies(workspace_id: int, terms: list[str]) -> DocumentF
           (SELECT coalesce(jsonb_object_agg(t.term, (
               SELECT count(*) FROM articles a
               WHERE a.workspace_id = $1 AND a.deleted_at IS NULL
-                AND a.search @@ plainto_tsquery('simple', t.term))), '{}'::jsonb)
+                AND a.search @@ newsdesk_search_any(t.term)
+                AND a.search @@ websearch_to_tsquery(newsdesk_search_config(a.language), t.term)
+              )), '{}'::jsonb)
            FROM unnest($2::text[]) AS t(term)) AS counts
         """,
         workspace_id,

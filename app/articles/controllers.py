@@ -28,6 +28,7 @@ from app.articles.types import (
     ArticleView,
     LibraryFilter,
     LibraryPage,
+    Sort,
     Source,
     article_topic,
 )
@@ -39,7 +40,7 @@ from app.web.templating import render_block
 
 LIBRARY = "articles/library.html"
 READER = "articles/reader.html"
-FILTER_FIELDS = ("q", "topic", "source", "state", "deleted")
+FILTER_FIELDS = ("q", "topic", "source", "state", "deleted", "sort")
 
 
 def _typed(request: Request) -> dict[str, str]:
@@ -55,6 +56,7 @@ def _query_string(f: LibraryFilter, **extra: str) -> str:
         "source": f.source.value if f.source else "",
         "state": f.state.value if f.state else "",
         "deleted": "1" if f.deleted else "",
+        "sort": f.sort.value if f.sort else "",
         "cursor": f.cursor,
         **extra,
     }
@@ -105,6 +107,7 @@ class LibraryController(Controller):
             "topics": await topic_queries.topics(workspace_id),
             "sources": list(Source),
             "states": list(AnalysisState),
+            "sorts": list(Sort),
             "can_manage": viewer.can(Permission.ARTICLES_IMPORT),
         }
         try:

@@ -26,6 +26,12 @@ STATES = {
     "completed": N_("Analysed"),
     "failed": N_("Analysis failed"),
 }
+SORTS = {
+    "relevance": N_("Best match"),
+    "newest": N_("Newest first"),
+    "oldest": N_("Oldest first"),
+    "saved": N_("Recently saved"),
+}
 WARNINGS = {
     "probable_consent_wall": N_("Probably a consent wall, not the article"),
     "probable_paywall": N_("Probably behind a paywall: the text may be incomplete"),
@@ -43,10 +49,12 @@ def _label(table: dict[str, str]) -> Callable[[str], str]:
 source_label = _label(SOURCES)
 state_label = _label(STATES)
 warning_label = _label(WARNINGS)
+sort_label = _label(SORTS)
 
 # What the library's and the reader's templates call.
 TEMPLATE_HELPERS: dict[str, Any] = {
     "source_label": source_label,
     "state_label": state_label,
     "warning_label": warning_label,
+    "sort_label": sort_label,
 }

@@ -19,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import TypeVar
 
-from app.articles.types import AnalysisState, LibraryFilter, Source
+from app.articles.types import AnalysisState, LibraryFilter, Sort, Source
 from app.core.i18n import _
 from app.safe_content import Document, Inline, Paragraph, Strong, Text
 
@@ -47,10 +47,11 @@ class FilterError(ValueError):
 
 @dataclass(frozen=True)
 class Cursor:
-    """Where the next page starts: after this (rank, created_at, id) in list order."""
+    """Where the next page starts: after this (rank, at, id) in the `sort` order."""
 
+    sort: Sort
     rank: float | None  # set when the list is ordered by search rank
-    created_at: datetime
+    at: datetime  # the row's sort time: its own date, or when it was saved
     id: int
 
 
@@ -60,13 +61,16 @@ def parse_filter(params: Mapping[str, str], *, default_limit: int = 25) -> Libra
     q = " ".join("".join(c for c in params.get("q", "") if c.isprintable() or c.isspace()).split())
     if len(q) > MAX_QUERY:
         raise FilterError(_("Search for at most %(n)d characters.") % {"n": MAX_QUERY}, "q")
+    sort = _choice(params.get("sort", ""), Sort, "sort", _("Unknown order."))
     cursor = params.get("cursor", "").strip()
+    f = LibraryFilter(q=q, sort=sort)
     if cursor:
         decoded = decode_cursor(cursor)
-        if (decoded.rank is None) == bool(q):
+        if decoded.sort != f.order or (decoded.rank is None) == (f.order == Sort.RELEVANCE):
             raise FilterError(_("This page link belongs to another search."), "cursor")
     return LibraryFilter(
         q=q,
+        sort=sort,
         topic_id=_topic(params.get("topic", "")),
         source=_choice(params.get("source", ""), Source, "source", _("Unknown source.")),
         state=_choice(
@@ -107,8 +111,8 @@ def _limit(value: str, default: int) -> int:
 
 
 def encode_cursor(cursor: Cursor) -> str:
-    micros = (cursor.created_at - _EPOCH) // timedelta(microseconds=1)
-    raw = json.dumps([cursor.rank, micros, cursor.id], separators=(",", ":"))
+    micros = (cursor.at - _EPOCH) // timedelta(microseconds=1)
+    raw = json.dumps([cursor.sort.value, cursor.rank, micros, cursor.id], separators=(",", ":"))
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
 
@@ -118,7 +122,8 @@ def decode_cursor(value: str) -> Cursor:
         raise bad
     try:
         raw = json.loads(base64.urlsafe_b64decode(value + "=" * (-len(value) % 4)))
-        rank, micros, article_id = raw
+        sort_name, rank, micros, article_id = raw
+        sort = Sort(sort_name)
     except (ValueError, TypeError, binascii.Error):
         raise bad from None
     if rank is not None and (
@@ -130,10 +135,10 @@ def decode_cursor(value: str) -> Cursor:
     if not 0 < article_id < 2**63:
         raise bad
     try:
-        created_at = _EPOCH + timedelta(microseconds=micros)
+        at = _EPOCH + timedelta(microseconds=micros)
     except OverflowError:
         raise bad from None
-    return Cursor(None if rank is None else float(rank), created_at, article_id)
+    return Cursor(sort, None if rank is None else float(rank), at, article_id)
 
 
 def snippet_document(marked: str) -> Document:

@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from app.analysis import language
 from app.analysis.text import word_count
+from app.analysis.text import words as text_words
 from app.articles.types import ArxivData, ScrapedArticle, Warning
 from app.articles.urls import InvalidUrl, normalize_url, url_hash
 from app.core.i18n import _
@@ -94,7 +96,7 @@ def prepare(event: ScrapedArticle) -> PreparedArticle:
         title=clean(event.title, MAX_TITLE),
         byline=byline_without_site(clean(event.byline, MAX_TITLE), clean(event.site_name), url),
         site_name=clean(event.site_name, MAX_TITLE),
-        language=clean(event.language, MAX_LANGUAGE).lower(),
+        language=article_language(event.language, text),
         published_at=_aware(event.published_at),
         topic_id=event.topic_id,
         content_json=to_json(event.content).decode(),
@@ -136,6 +138,18 @@ def _site_key(name: str) -> str:
 
 def _host(url: str) -> str:
     return url.split("//", 1)[-1].split("/", 1)[0].split(":", 1)[0]
+
+
+def article_language(declared: str, text: str) -> str:
+    """The content's language: the page's tag, unless its words say another language.
+
+    Search stems an article in this language (migration m0005), so a page
+    that declares "en" over German text is still indexed as German - the
+    same order of preference as the analyser's (app.analysis.local).
+    """
+    tag = clean(declared, MAX_LANGUAGE).lower()
+    detected = language.detect(text_words(text[:40_000]))  # it reads 3000 words at most
+    return detected if detected and detected != language.declared(tag) else tag
 
 
 def _aware(value: datetime | None) -> datetime | None:

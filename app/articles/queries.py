@@ -1,11 +1,12 @@
 """Reads of the library; workspace id first; typed views out.
 
-Search is PostgreSQL full-text search on the generated `search` column
-('simple' configuration: every language the same, nothing stemmed away;
-title weighted A, text B, byline and site C), parsed with
-websearch_to_tsquery (words, "phrases", -not, or) and ranked with
-ts_rank_cd, title hits first. Pages are keyset-paginated: (created_at, id) for the plain
-list, (rank, created_at, id) for a search - stable while articles arrive.
+Search is PostgreSQL full-text search on the generated `search` column (in
+the article's language's configuration, accents folded; title weighted A,
+text B, byline and site C; migration m0005), parsed with websearch_to_tsquery
+(words, "phrases", -not, or) in that same configuration and ranked with
+ts_rank_cd, title hits first. Pages are keyset-paginated on (sort time, id)
+for the orders by date, (rank, created_at, id) for best match - stable while
+articles arrive.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from app.articles.types import (
     LibraryFilter,
     LibraryPage,
     SectionView,
+    Sort,
     Source,
 )
 from app.articles.urls import url_hash
@@ -49,8 +51,8 @@ _ROW_JOINS = """
 """
 # A hit in the title (weight A) ranks above any number of hits in the text;
 # within each group cover density decides (ts_rank_cd, scaled into [0, 1)).
-_RANK = """(ts_rank_cd(a.search, query, 32)
-    + CASE WHEN ts_filter(a.search, '{a}') @@ query THEN 1 ELSE 0 END)::real"""
+_RANK = """(ts_rank_cd(a.search, sq.query, 32)
+    + CASE WHEN ts_filter(a.search, '{a}') @@ sq.query THEN 1 ELSE 0 END)::real"""
 _STATE_SQL = {
     AnalysisState.PENDING: "coalesce(an.status, 'pending') IN ('pending', 'running')",
     AnalysisState.COMPLETED: "an.status = 'completed'",
@@ -90,7 +92,7 @@ def _filters(workspace_id: int, f: LibraryFilter) -> _Where:
 
 
 async def library(workspace_id: int, f: LibraryFilter) -> LibraryPage:
-    """One page of the library (or the trash), newest first or best match first."""
+    """One page of the library (or the trash) in the filter's order."""
     cursor = listing.decode_cursor(f.cursor) if f.cursor else None
     rows = await (_search(workspace_id, f, cursor) if f.q else _recent(workspace_id, f, cursor))
     more = len(rows) > f.limit
@@ -99,9 +101,8 @@ async def library(workspace_id: int, f: LibraryFilter) -> LibraryPage:
     next_cursor = None
     if more and rows:
         last = rows[-1]
-        next_cursor = listing.encode_cursor(
-            Cursor(last["rank"] if f.q else None, last["created_at"], last["id"])
-        )
+        rank = last["rank"] if f.order == Sort.RELEVANCE else None
+        next_cursor = listing.encode_cursor(Cursor(f.order, rank, last["sort_at"], last["id"]))
     empty = not items and not await db.fetchval(
         "SELECT EXISTS (SELECT 1 FROM articles WHERE workspace_id = $1 AND deleted_at IS NULL)",
         workspace_id,
@@ -109,18 +110,52 @@ async def library(workspace_id: int, f: LibraryFilter) -> LibraryPage:
     return LibraryPage(items=items, next_cursor=next_cursor, library_is_empty=empty)
 
 
+def _sort_at(order: Sort) -> str:
+    """The time a row sorts by (`articles_dated` and `articles_recent` index them).
+
+    An article's own date is when it was published, else when it was saved;
+    `least` also keeps a date in the future (a broken feed) from pinning it on top.
+    """
+    return "a.created_at" if order in (Sort.SAVED, Sort.RELEVANCE) else _DATED
+
+
+_DATED = "least(a.published_at, a.created_at)"
+_HIT_COLUMNS = ("rank", "sort_at", "id")  # a search's page is ordered on its CTE's columns
+
+
+def _after(order: Sort, cursor: Cursor | None, where: _Where, cols: tuple[str, str, str]) -> str:
+    """The keyset condition on `cols` (rank, sort time, id): rows after `cursor` in `order`."""
+    if cursor is None:
+        return "TRUE"
+    rank_col, at_col, id_col = cols
+    at, after = where.param(cursor.at), where.param(cursor.id)
+    if order == Sort.RELEVANCE:
+        rank = where.param(cursor.rank)
+        return f"({rank_col}, {at_col}, {id_col}) < ({rank}::real, {at}, {after})"
+    op = ">" if order == Sort.OLDEST else "<"
+    return f"({at_col}, {id_col}) {op} ({at}, {after})"
+
+
+def _order_by(order: Sort, cols: tuple[str, str, str]) -> str:
+    rank_col, at_col, id_col = cols
+    if order == Sort.RELEVANCE:
+        return f"{rank_col} DESC, {at_col} DESC, {id_col} DESC"
+    way = "ASC" if order == Sort.OLDEST else "DESC"
+    return f"{at_col} {way}, {id_col} {way}"
+
+
 async def _recent(workspace_id: int, f: LibraryFilter, cursor: Cursor | None) -> list[Record]:
     where = _filters(workspace_id, f)
-    if cursor is not None:
-        at, after = where.param(cursor.created_at), where.param(cursor.id)
-        where.add(f"(a.created_at, a.id) < ({at}, {after})")
+    cols = ("NULL", _sort_at(f.order), "a.id")  # written out, so the indexes apply
+    where.add(_after(f.order, cursor, where, cols))
     limit = where.param(f.limit + 1)
     return await db.fetch(
         f"""
-        SELECT {_ROW_COLUMNS}, NULL::real AS rank, left(a.text, 600) AS opening, NULL AS headline
+        SELECT {_ROW_COLUMNS}, NULL::real AS rank, {cols[1]} AS sort_at,
+          left(a.text, 600) AS opening, NULL AS headline
         FROM articles a {_ROW_JOINS}
         WHERE {where.sql}
-        ORDER BY a.created_at DESC, a.id DESC
+        ORDER BY {_order_by(f.order, cols)}
         LIMIT {limit}
         """,
         *where.args,
@@ -130,37 +165,40 @@ async def _recent(workspace_id: int, f: LibraryFilter, cursor: Cursor | None) ->
 async def _search(workspace_id: int, f: LibraryFilter, cursor: Cursor | None) -> list[Record]:
     where = _filters(workspace_id, f)
     query = where.param(f.q)
-    where.add("a.search @@ query")
-    page_where = "TRUE"
-    if cursor is not None and cursor.rank is not None:
-        rank, at, after = (
-            where.param(cursor.rank),
-            where.param(cursor.created_at),
-            where.param(cursor.id),
-        )
-        page_where = f"(rank, created_at, id) < ({rank}::real, {at}, {after})"
+    where.add(f"a.search @@ newsdesk_search_any({query})")
+    where.add("a.search @@ sq.query")
+    page_where = _after(f.order, cursor, where, _HIT_COLUMNS)
     limit = where.param(f.limit + 1)
     markers = where.param(listing.HIT_START + listing.HIT_END)
     options = where.param(listing.HEADLINE_OPTIONS)
+    # The index finds candidates with the query as any language reads it;
+    # each is then matched with the query as its own language reads it
+    # (migration m0005), so a German article is found by its German stems
+    # whatever the UI language.
     # ts_headline is costly, so it runs only on the page's rows; it reads the
     # plain text (never HTML), cleared of the two marker characters first.
     return await db.fetch(
         f"""
         WITH hits AS (
-          SELECT {_ROW_COLUMNS}, {_RANK} AS rank, a.text
-          FROM articles a CROSS JOIN websearch_to_tsquery('simple', {query}) AS query
+          SELECT {_ROW_COLUMNS}, {_RANK} AS rank, {_sort_at(f.order)} AS sort_at, a.text,
+            sq.config, sq.query
+          FROM articles a
+          CROSS JOIN LATERAL (
+            SELECT newsdesk_search_config(a.language) AS config,
+              websearch_to_tsquery(newsdesk_search_config(a.language), {query}) AS query
+          ) AS sq
           {_ROW_JOINS}
           WHERE {where.sql}
         ), page AS (
           SELECT * FROM hits WHERE {page_where}
-          ORDER BY rank DESC, created_at DESC, id DESC
+          ORDER BY {_order_by(f.order, _HIT_COLUMNS)}
           LIMIT {limit}
         )
         SELECT page.*, NULL AS opening,
-          ts_headline('simple', translate(left(page.text, 200000), {markers}, ''),
-                      websearch_to_tsquery('simple', {query}), {options}) AS headline
+          ts_headline(page.config, translate(left(page.text, 200000), {markers}, ''),
+                      page.query, {options}) AS headline
         FROM page
-        ORDER BY rank DESC, created_at DESC, id DESC
+        ORDER BY {_order_by(f.order, _HIT_COLUMNS)}
         """,
         *where.args,
     )

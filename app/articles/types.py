@@ -110,6 +110,15 @@ class AnalysisState(StrEnum):
     FAILED = "failed"
 
 
+class Sort(StrEnum):
+    """The library's order. RELEVANCE applies to a search only; the list is by date then."""
+
+    RELEVANCE = "relevance"  # best match first (a search's default)
+    NEWEST = "newest"  # the article's own date (published, else saved), newest first
+    OLDEST = "oldest"  # the same date, oldest first
+    SAVED = "saved"  # when it came into the library, most recent first
+
+
 @dataclass(frozen=True)
 class LibraryFilter:
     """What the library shows: a parsed and checked query string."""
@@ -119,8 +128,16 @@ class LibraryFilter:
     source: Source | None = None
     state: AnalysisState | None = None
     deleted: bool = False  # the trash instead of the library
+    sort: Sort | None = None  # None: RELEVANCE for a search, NEWEST otherwise
     cursor: str = ""  # opaque keyset cursor from the previous page's `next_cursor`
     limit: int = 25
+
+    @property
+    def order(self) -> Sort:
+        """The order in effect: relevance needs a search to rank by."""
+        if self.sort is None or (self.sort == Sort.RELEVANCE and not self.q):
+            return Sort.RELEVANCE if self.q else Sort.NEWEST
+        return self.sort
 
 
 @dataclass(frozen=True)
