@@ -207,7 +207,7 @@ def parser() -> argparse.ArgumentParser:
         run=cmd_check
     )
     boot = sub.add_parser("bootstrap", help="create the first owner when there is none")
-    boot.add_argument("--email", default="owner@newsdesk.local")
+    boot.add_argument("--email", default="owner@example.org")
     boot.add_argument("--name", default="Owner")
     boot.add_argument("--workspace", default="Newsroom")
     boot.set_defaults(run=cmd_bootstrap)

@@ -98,9 +98,31 @@ class SessionController(Controller):
 class WorkspaceController(Controller):
     guards = [signed_in]
 
+    async def _welcome(self, request: Request, *, status_code: int = 200, **extra: Any) -> Template:
+        viewer = viewer_of(request)
+        roles = [w.role for w in await queries.workspaces_of(viewer.user_id)]
+        context: dict[str, Any] = {
+            "form": WorkspaceForm(),
+            "error": None,
+            "error_field": None,
+            "may_create": services.may_create_workspace(
+                roles, viewers_allowed=active().viewers_create_workspaces
+            ),
+        }
+        context.update(extra)
+        return await page(request, "accounts/welcome.html", status_code=status_code, **context)
+
     @get("/welcome")
-    async def welcome(self, request: Request) -> Template:
-        return await page(request, "accounts/welcome.html", form=WorkspaceForm(), error=None)
+    async def welcome(self, request: Request) -> Template | Redirect:
+        viewer = viewer_of(request)
+        if viewer.workspace_id is None and viewer.session_id:
+            # Their session's workspace went away (removed, or never chosen):
+            # take them to one they still belong to rather than say they have none.
+            preferred = await queries.preferred_workspace(viewer.user_id)
+            if preferred is not None:
+                await services.switch_workspace(viewer.session_id, viewer.user_id, preferred)
+                return Redirect("/", status_code=303)
+        return await self._welcome(request)
 
     @post("/workspaces")
     async def create(
@@ -108,10 +130,14 @@ class WorkspaceController(Controller):
     ) -> Template | Redirect:
         viewer = viewer_of(request)
         try:
-            workspace_id = await services.create_workspace(data.name, viewer.user_id)
+            workspace_id = await services.create_own_workspace(data.name, viewer.user_id)
         except AccountError as error:
-            return await page(
-                request, "accounts/welcome.html", form=data, error=error.message, status_code=400
+            return await self._welcome(
+                request,
+                status_code=error.status,
+                form=data,
+                error=error.message,
+                error_field=error.field,
             )
         if viewer.session_id:
             await services.switch_workspace(viewer.session_id, viewer.user_id, workspace_id)
@@ -195,6 +221,8 @@ class MembersController(Controller):
             "grantable": GRANTABLE_ROLES,
             "invite": InviteForm(),
             "invite_link": None,
+            "invite_error": None,
+            "invite_error_field": None,
             "error": None,
         }
         context.update(extra)
@@ -210,17 +238,17 @@ class MembersController(Controller):
     async def invite(self, request: Request, data: Annotated[InviteForm, Form]) -> Template:
         viewer, workspace_id = member_of(request)
         try:
-            role = Role(data.role)
             token = await services.invite(
-                workspace_id, role, email=data.email, actor_user_id=viewer.user_id
+                workspace_id, data.role, email=data.email, actor_user_id=viewer.user_id
             )
-        except (AccountError, ValueError) as error:
-            message = (
-                error.message
-                if isinstance(error, AccountError)
-                else _("Choose admin, editor or viewer.")
+        except AccountError as error:
+            return await self._render(
+                request,
+                status_code=error.status,
+                invite=data,
+                invite_error=error.message,
+                invite_error_field=error.field,
             )
-            return await self._render(request, status_code=400, invite=data, error=message)
         link = f"{active().base_url}/invite/{token}"
         return await self._render(request, invite_link=link)
 
@@ -270,6 +298,7 @@ class TokensController(Controller):
             "form": TokenForm(),
             "new_token": None,
             "error": None,
+            "error_field": None,
         }
         context.update(extra)
         return await page(
@@ -286,7 +315,9 @@ class TokensController(Controller):
         try:
             token = await services.issue_api_token(workspace_id, viewer.user_id, data.name)
         except AccountError as error:
-            return await self._render(request, status_code=400, form=data, error=error.message)
+            return await self._render(
+                request, status_code=400, form=data, error=error.message, error_field=error.field
+            )
         return await self._render(request, new_token=token)
 
     @post("/{token_id:int}/revoke")
@@ -305,11 +336,13 @@ class InvitationController(Controller):
         found = await queries.invitation_by_token(token)
         context: dict[str, Any] = {
             "token": token,
-            "workspace_name": found[1] if found else "",
-            "role": found[2] if found else None,
+            "workspace_name": found.workspace_name if found else "",
+            "role": found.role if found else None,
             "valid": found is not None,
-            "form": SignUpForm(),
+            # The address the invitation was made for, when the admin gave one.
+            "form": SignUpForm(email=found.email if found else ""),
             "error": None,
+            "error_field": None,
         }
         context.update(extra)
         return await page(
@@ -343,7 +376,12 @@ class InvitationController(Controller):
         except AccountError as error:
             data.password = ""
             return await self._render(
-                request, token, status_code=400, form=data, error=error.message
+                request,
+                token,
+                status_code=error.status,
+                form=data,
+                error=error.message,
+                error_field=error.field,
             )
         session = await services.start_session(
             user_id, user_agent=request.headers.get("user-agent", "")

@@ -95,6 +95,20 @@ async def workspaces_of(user_id: int) -> list[WorkspaceChoice]:
     return [WorkspaceChoice(id=r["id"], name=r["name"], role=Role(r["role"])) for r in rows]
 
 
+async def preferred_workspace(user_id: int) -> int | None:
+    """The workspace a person worked in last (by their sessions), else their first one."""
+    value = await db.fetchval(
+        """
+        SELECT m.workspace_id FROM memberships m
+        LEFT JOIN sessions s ON s.user_id = m.user_id AND s.workspace_id = m.workspace_id
+        WHERE m.user_id = $1 GROUP BY m.workspace_id
+        ORDER BY max(s.last_seen_at) DESC NULLS LAST, m.workspace_id LIMIT 1
+        """,
+        user_id,
+    )
+    return int(value) if value is not None else None
+
+
 async def members_of(workspace_id: int) -> list[MemberView]:
     rows = await db.fetch(
         """
@@ -150,16 +164,24 @@ async def api_tokens_of(workspace_id: int, user_id: int) -> list[ApiTokenView]:
     return [ApiTokenView(**dict(r)) for r in rows]
 
 
-async def invitation_by_token(token: str) -> tuple[int, str, Role] | None:
-    """(invitation id, workspace name, role) of a usable invitation link."""
+class OpenInvitation(NamedTuple):
+    id: int
+    workspace_name: str
+    role: Role
+    email: str  # the address it was made for; "" when the admin gave none
+
+
+async def invitation_by_token(token: str) -> OpenInvitation | None:
+    """A usable invitation link's invitation."""
     row = await db.fetchrow(
         """
-        SELECT i.id, w.name, i.role FROM invitations i JOIN workspaces w ON w.id = i.workspace_id
+        SELECT i.id, w.name, i.role, i.email FROM invitations i
+        JOIN workspaces w ON w.id = i.workspace_id
         WHERE i.token_hash = $1 AND i.accepted_at IS NULL AND i.expires_at > now()
         """,
         token_hash(token),
     )
-    return (row["id"], row["name"], Role(row["role"])) if row else None
+    return OpenInvitation(row["id"], row["name"], Role(row["role"]), row["email"]) if row else None
 
 
 async def user_count() -> int:

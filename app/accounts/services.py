@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ipaddress
-import re
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
@@ -20,6 +19,13 @@ from app.accounts.credentials import (
 )
 from app.accounts.roles import GRANTABLE_ROLES, Role
 from app.accounts.types import AccountError, NewSession
+from app.accounts.validation import (
+    MAX_DISPLAY_NAME,
+    MAX_TOKEN_NAME,
+    MAX_WORKSPACE_NAME,
+    checked_email,
+    checked_name,
+)
 from app.core import db, redis
 from app.core.config import active
 from app.core.i18n import LANGUAGES, _
@@ -27,7 +33,6 @@ from app.events.services import record
 
 INVITATION_DAYS = 7
 API_TOKEN_PREFIX = "nd_"  # noqa: S105  (a prefix, not a secret)
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
 def _now() -> datetime:
@@ -37,19 +42,28 @@ def _now() -> datetime:
 # People -------------------------------------------------------------------
 
 
-def _check_new_credentials(email: str, display_name: str, password: str) -> tuple[str, str]:
-    email = email.strip()
-    display_name = display_name.strip()
-    if not _EMAIL.match(email):
-        raise AccountError(_("Enter an email address like name@example.org."), field="email")
-    if not display_name:
-        raise AccountError(_("Enter the name others should see."), field="display_name")
+def _checked_display_name(value: str) -> str:
+    return checked_name(
+        value,
+        field="display_name",
+        limit=MAX_DISPLAY_NAME,
+        missing=_("Enter the name others should see."),
+    )
+
+
+def _check_new_password(password: str, field: str) -> None:
     if len(password) < MIN_PASSWORD_LENGTH:
         raise AccountError(
             _("Choose a password of at least %(n)d characters.") % {"n": MIN_PASSWORD_LENGTH},
-            field="password",
+            field=field,
         )
-    return email, display_name[:120]
+
+
+def _check_new_credentials(email: str, display_name: str, password: str) -> tuple[str, str]:
+    email = checked_email(email)
+    display_name = _checked_display_name(display_name)
+    _check_new_password(password, "password")
+    return email, display_name
 
 
 async def create_user(email: str, display_name: str, password: str) -> int:
@@ -70,9 +84,7 @@ async def create_user(email: str, display_name: str, password: str) -> int:
 
 
 async def update_profile(user_id: int, display_name: str, locale: str, time_zone: str) -> None:
-    display_name = display_name.strip()[:120]
-    if not display_name:
-        raise AccountError(_("Enter the name others should see."), field="display_name")
+    display_name = _checked_display_name(display_name)
     if locale not in LANGUAGES:
         raise AccountError(_("Choose one of the offered languages."), field="locale")
     try:
@@ -94,11 +106,7 @@ async def change_password(user_id: int, current: str, new: str) -> None:
     row = await db.fetchrow("SELECT password_hash FROM users WHERE id = $1", user_id)
     if row is None or not verify_password(row["password_hash"], current):
         raise AccountError(_("Your current password is not right."), field="current_password")
-    if len(new) < MIN_PASSWORD_LENGTH:
-        raise AccountError(
-            _("Choose a password of at least %(n)d characters.") % {"n": MIN_PASSWORD_LENGTH},
-            field="new_password",
-        )
+    _check_new_password(new, "new_password")
     await db.fetch("UPDATE users SET password_hash = $2 WHERE id = $1", user_id, hash_password(new))
 
 
@@ -106,9 +114,9 @@ async def change_password(user_id: int, current: str, new: str) -> None:
 
 
 async def create_workspace(name: str, owner_user_id: int) -> int:
-    name = name.strip()[:120]
-    if not name:
-        raise AccountError(_("Give the workspace a name."), field="name")
+    name = checked_name(
+        name, field="name", limit=MAX_WORKSPACE_NAME, missing=_("Give the workspace a name.")
+    )
     async with db.transaction() as tx:
         workspace_id = int(
             await tx.fetchval("INSERT INTO workspaces (name) VALUES ($1) RETURNING id", name)
@@ -121,6 +129,28 @@ async def create_workspace(name: str, owner_user_id: int) -> int:
         )
         await record(tx, "workspace_created", actor_user_id=owner_user_id, subject=name)
     return workspace_id
+
+
+async def create_own_workspace(name: str, user_id: int) -> int:
+    """A workspace a person starts for themselves (from /welcome).
+
+    Someone who is only a viewer anywhere may not, unless the instance allows
+    it (VIEWERS_CREATE_WORKSPACES): a reader invited to one desk should not
+    open desks of their own on the operator's server.
+    """
+    roles = [w.role for w in await queries.workspaces_of(user_id)]
+    if not may_create_workspace(roles, viewers_allowed=active().viewers_create_workspaces):
+        raise AccountError(
+            _("Viewers cannot start workspaces here. Ask an admin of your workspace."),
+            field="name",
+            status=403,
+        )
+    return await create_workspace(name, user_id)
+
+
+def may_create_workspace(roles: list[Role], *, viewers_allowed: bool) -> bool:
+    """People with no workspace (new accounts) and everyone above viewer somewhere may."""
+    return viewers_allowed or not roles or any(r != Role.VIEWER for r in roles)
 
 
 async def add_member(
@@ -293,15 +323,7 @@ async def sign_in(email: str, password: str, *, ip: str, user_agent: str) -> New
 async def start_session(user_id: int, *, user_agent: str = "") -> NewSession:
     """A fresh session (a new cookie value every time: sign-in rotates the session)."""
     token = new_token()
-    workspace_id = await db.fetchval(
-        """
-        SELECT m.workspace_id FROM memberships m
-        LEFT JOIN sessions s ON s.user_id = m.user_id AND s.workspace_id = m.workspace_id
-        WHERE m.user_id = $1 GROUP BY m.workspace_id
-        ORDER BY max(s.last_seen_at) DESC NULLS LAST, m.workspace_id LIMIT 1
-        """,
-        user_id,
-    )
+    workspace_id = await queries.preferred_workspace(user_id)
     expires = _now() + timedelta(days=active().session_days)
     await db.fetch(
         """
@@ -355,9 +377,12 @@ async def switch_workspace(session_id: int, user_id: int, workspace_id: int) -> 
 
 async def issue_api_token(workspace_id: int, user_id: int, name: str) -> str:
     """A new API token for this person in this workspace; returned once, stored hashed."""
-    name = name.strip()[:80]
-    if not name:
-        raise AccountError(_("Name the token after what will use it."), field="name")
+    name = checked_name(
+        name,
+        field="name",
+        limit=MAX_TOKEN_NAME,
+        missing=_("Name the token after what will use it."),
+    )
     token = new_token(API_TOKEN_PREFIX)
     async with db.workspace_tx(workspace_id) as tx:
         await tx.execute(
@@ -404,10 +429,12 @@ async def note_api_token_use(token_id: int) -> None:
 # Invitations -----------------------------------------------------------------
 
 
-async def invite(workspace_id: int, role: Role, *, email: str, actor_user_id: int) -> str:
+async def invite(workspace_id: int, role: Role | str, *, email: str, actor_user_id: int) -> str:
     """A link that makes whoever opens it a member with `role`; returned once."""
-    if role not in GRANTABLE_ROLES:
+    granted = next((r for r in GRANTABLE_ROLES if r == role), None)
+    if granted is None:
         raise AccountError(_("Choose admin, editor or viewer."), field="role")
+    email = checked_email(email) if email.strip() else ""
     token = new_token()
     async with db.workspace_tx(workspace_id) as tx:
         await tx.execute(
@@ -417,12 +444,12 @@ async def invite(workspace_id: int, role: Role, *, email: str, actor_user_id: in
             """,
             workspace_id,
             token_hash(token),
-            role.value,
-            email.strip()[:200],
+            granted.value,
+            email,
             actor_user_id,
             _now() + timedelta(days=INVITATION_DAYS),
         )
-        await record(tx, "invitation_created", actor_user_id=actor_user_id, role=role.value)
+        await record(tx, "invitation_created", actor_user_id=actor_user_id, role=granted.value)
     return token
 
 

@@ -75,6 +75,10 @@ class Settings(BaseSettings):
         default="standard",
         description="argon2 cost: 'standard' (recommended); 'fast' only for test suites",
     )
+    viewers_create_workspaces: bool = Field(
+        default=False,
+        description="Whether people who are only viewers may start workspaces of their own",
+    )
     session_days: int = Field(
         default=30, ge=1, le=365, description="Idle days before a session ends"
     )

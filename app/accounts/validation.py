@@ -1,0 +1,51 @@
+"""Checking what people type into accounts' forms. Pure: no I/O.
+
+Emails are checked by email-validator (syntax and domain rules, no DNS
+lookups: an offline or intranet installation must still work) and capped at
+254 characters, the longest address SMTP can carry. Over-long names are
+refused with a message, never cut silently.
+"""
+
+from __future__ import annotations
+
+from email_validator import EmailNotValidError, validate_email
+
+from app.accounts.types import AccountError
+from app.core.i18n import _
+
+MAX_EMAIL = 254  # RFC 5321's path limit, less the angle brackets
+MAX_DISPLAY_NAME = 120
+MAX_WORKSPACE_NAME = 120
+MAX_TOKEN_NAME = 80
+
+
+def checked_email(value: str, *, field: str = "email") -> str:
+    """The address in its normal form (domain lower-cased, IDNA); AccountError if unusable."""
+    value = value.strip()
+    if not value:
+        raise AccountError(_("Enter an email address like name@example.org."), field=field)
+    if len(value) > MAX_EMAIL:
+        raise AccountError(
+            _("An email address has at most %(n)d characters.") % {"n": MAX_EMAIL}, field=field
+        )
+    try:
+        return validate_email(value, check_deliverability=False).normalized
+    except EmailNotValidError as error:
+        raise AccountError(
+            _("This is not a usable email address: %(reason)s") % {"reason": str(error)},
+            field=field,
+        ) from None
+
+
+def checked_name(value: str, *, field: str, limit: int, missing: str) -> str:
+    """A name without surrounding or repeated spaces; AccountError if empty or too long."""
+    value = " ".join("".join(c for c in value if c.isprintable() or c.isspace()).split())
+    if not value:
+        raise AccountError(missing, field=field)
+    if len(value) > limit:
+        raise AccountError(
+            _("Keep it to %(n)d characters (this one has %(len)d).")
+            % {"n": limit, "len": len(value)},
+            field=field,
+        )
+    return value
