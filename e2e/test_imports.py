@@ -3,6 +3,7 @@ pause and resume - the real server and arq worker doing the work."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 
 import pytest
@@ -13,6 +14,7 @@ from tests.egress.servers import Reply
 from tests.factories import PASSWORD
 from tests.fakes.site import FakeSite
 
+READER = re.compile(r"/articles/\d+$")  # the reader page of one article
 SLOW = 2.0  # seconds each page takes: long enough to pause mid-job
 
 
@@ -80,3 +82,45 @@ async def test_paste_five_urls_and_watch_them_live_in_two_browsers(
     # Saved items link to the reader.
     first_link = second_page.locator("li.import-item a").first
     await expect(first_link).to_contain_text("River towns vote")
+
+
+async def test_quick_add_follows_the_job_and_opens_the_reader(
+    page: Page, people, fake_site: FakeSite
+):
+    fake_site.routes["/e2e-quick/one"] = fake_site.page("article.html")
+    editor = await people.member("editor")
+    await sign_in_page(page, editor.email, PASSWORD)
+    await page.goto("/articles")
+    await page.fill("#quick-add textarea", fake_site.base + "/e2e-quick/one")
+    await page.click("#quick-add button[type=submit]")
+    await page.wait_for_url(READER, timeout=20_000)
+    await expect(page.locator("h1")).to_contain_text("River towns vote")
+
+
+async def test_quick_add_with_several_lines_offers_the_import(page: Page, people):
+    editor = await people.member("editor")
+    await sign_in_page(page, editor.email, PASSWORD)
+    await page.goto("/articles")
+    lines = "\n".join(f"https://news.example/{n}" for n in range(4))
+    await page.fill("#quick-add textarea", lines)
+    await page.click("#quick-add button[type=submit]")
+    offer = page.locator("#save-status .save-offer")
+    await expect(offer).to_contain_text("4 URLs found")
+    await offer.locator("a").click()
+    await page.wait_for_url("**/articles/import?urls=*")
+    await expect(page.locator("#import-urls")).to_have_value(lines)
+    await expect(page.locator("#import-counter")).to_contain_text("4 valid")
+
+
+async def test_the_bookmarklets_save_page_works_under_our_csp(
+    page: Page, people, fake_site: FakeSite
+):
+    fake_site.routes["/e2e-quick/two"] = fake_site.page("article.html")
+    editor = await people.member("editor")
+    await sign_in_page(page, editor.email, PASSWORD)
+    await page.goto("/articles/import")
+    assert (await page.get_attribute("#bookmarklet", "href") or "").startswith("javascript:")
+    await page.goto("/save?url=" + fake_site.base + "/e2e-quick/two")
+    await page.click("#save-form button[type=submit]")
+    await page.wait_for_url(READER, timeout=20_000)
+    await expect(page.locator("h1")).to_contain_text("River towns vote")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
+from urllib.parse import urlencode
 
 from datastar_py.litestar import DatastarResponse
 from datastar_py.sse import ServerSentEventGenerator as SSE
@@ -36,7 +37,7 @@ from app.imports.types import (
     job_topic,
 )
 from app.live.streams import follow
-from app.web.pages import Form, page
+from app.web.pages import Form, is_datastar, page
 from app.web.templating import render_block
 
 INDEX = "imports/index.html"
@@ -44,6 +45,7 @@ SHOW = "imports/show.html"
 MANAGE = [allows(Permission.ARTICLES_IMPORT)]
 MAX_ID = 2**63 - 1
 MAX_TEXT = 2_000_000  # characters of pasted text: ~5,000 long URLs and then some
+MAX_PREFILL = 6000  # characters carried to the import page in its address
 
 
 def _parsed(text: str) -> ParsedUrls:
@@ -199,6 +201,117 @@ class ImportsController(Controller):
         return Redirect("/articles/import", status_code=303)
 
 
+# Saving one link: the quick-add box, the bookmarklet, the share target ------------------
+
+SAVE = "imports/save.html"
+
+
+def _one_link(text: str) -> tuple[ParsedUrls, str | None]:
+    """The parsed text and, when it holds exactly one URL, that URL."""
+    parsed = _parsed(text)
+    return parsed, parsed.valid[0] if len(parsed.valid) == 1 else None
+
+
+def _import_prefill(text: str) -> str:
+    return "/articles/import?" + urlencode({"urls": text[:MAX_PREFILL]})
+
+
+async def _save_context(workspace_id: int, job_id: int) -> dict[str, Any]:
+    job = await queries.job(workspace_id, job_id)
+    items = await queries.items(workspace_id, job_id, 1, per_page=1)
+    return {"job": job, "item": items.items[0] if items.items else None, **TEMPLATE_HELPERS}
+
+
+class SaveController(Controller):
+    """One link saved as a one-item job, from wherever people save links."""
+
+    path = "/save"
+    guards = [allows(Permission.DRAFT_VIEW)]
+
+    @get("/")
+    async def form(self, request: Request) -> Template:
+        # The bookmarklet sends ?url=; a phone's share sheet may put the link in ?text=.
+        query = request.query_params
+        text = " ".join(query.get(name, "") for name in ("url", "text")).strip()
+        viewer, _workspace_id = member_of(request)
+        return await page(
+            request,
+            SAVE,
+            section="library",
+            text=_parsed(text).valid[0] if _parsed(text).valid else text,
+            error=None,
+            job=None,
+            can_manage=viewer.can(Permission.ARTICLES_IMPORT),
+        )
+
+    @post("/", guards=MANAGE)
+    async def save(
+        self, request: Request, data: Annotated[dict[str, str], Form]
+    ) -> Template | Redirect | DatastarResponse:
+        viewer, workspace_id = member_of(request)
+        text = data.get("url", "")
+        parsed, url = _one_link(text)
+        live = is_datastar(request)
+        if url is None and len(parsed.valid) > 1:
+            if live:  # the quick-add box offers the import page, prefilled
+                html = render_block(
+                    SAVE, "status", request, job=None, item=None, found=len(parsed.valid),
+                    import_url=_import_prefill(text), error=None, **TEMPLATE_HELPERS,
+                )  # fmt: skip
+                return DatastarResponse(SSE.patch_elements(html))
+            return Redirect(_import_prefill(text), status_code=303)
+        if url is None:
+            error = parsed.problem or _("Paste one web address (http:// or https://).")
+            if live:
+                html = render_block(
+                    SAVE, "status", request, job=None, item=None, found=0, import_url="",
+                    error=error, **TEMPLATE_HELPERS,
+                )  # fmt: skip
+                return DatastarResponse(SSE.patch_elements(html))
+            return await page(
+                request, SAVE, section="library", status_code=400, text=text, error=error,
+                job=None, can_manage=True,
+            )  # fmt: skip
+        job_id = await services.create_job(
+            workspace_id, [url], actor_user_id=viewer.user_id, source=Source.MANUAL
+        )
+        if live:  # the quick-add box follows the job in place, on this very request
+            return _follow_save(request, workspace_id, job_id)
+        return Redirect(f"/save/{job_id}", status_code=303)
+
+    @get("/{job_id:int}")
+    async def saving(self, request: Request, job_id: FromPath[int]) -> Template:
+        _viewer, workspace_id = member_of(request)
+        await _job_or_404(workspace_id, job_id)
+        return await page(
+            request,
+            SAVE,
+            section="library",
+            text="",
+            error=None,
+            found=0,
+            import_url="",
+            can_manage=False,
+            **await _save_context(workspace_id, job_id),
+        )
+
+    @get("/{job_id:int}/stream")
+    async def saving_stream(self, request: Request, job_id: FromPath[int]) -> DatastarResponse:
+        _viewer, workspace_id = member_of(request)
+        await _job_or_404(workspace_id, job_id)
+        return _follow_save(request, workspace_id, job_id)
+
+
+def _follow_save(request: Request, workspace_id: int, job_id: int) -> DatastarResponse:
+    async def render(_changed: set[str]) -> list[str]:
+        context = await _save_context(workspace_id, job_id)
+        return [
+            render_block(SAVE, "status", request, found=0, import_url="", error=None, **context)
+        ]
+
+    return follow(workspace_id, {job_topic(job_id)}, render)
+
+
 def bookmarklet(base_url: str) -> str:
     """A `javascript:` link that opens /save for the current page in a small window.
 
@@ -336,5 +449,5 @@ class ImportsApi(Controller):
         await _command(request, job_id, services.delete)
 
 
-PAGE_HANDLERS = [ImportsController]
+PAGE_HANDLERS = [ImportsController, SaveController]
 API_HANDLERS = [ImportsApi]

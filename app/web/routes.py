@@ -18,12 +18,14 @@ from app.safe_content import register_filters
 from app.streams import controllers as streams
 from app.topics import controllers as topics
 from app.topics.schedule import with_arxiv_budgets
+from app.web.pwa import PwaController
 from app.web.shell import ShellController
 
 
 def page_handlers() -> list[Any]:
     return [
         ShellController,
+        PwaController,
         *accounts.PAGE_HANDLERS,
         *events.PAGE_HANDLERS,
         *media.PAGE_HANDLERS,
