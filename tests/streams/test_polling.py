@@ -406,3 +406,22 @@ async def test_a_poll_that_lost_its_lease_writes_nothing(people, site, site_egre
     with pytest.raises(LeaseLost):
         await services.store_page(claimed, Page(), after_success(60_000))
     assert (await source_row(source_id))["state"] == "pending"
+
+
+async def test_a_source_this_server_cannot_read_is_unsupported_and_never_polled(people):
+    from app.streams import queries
+
+    ws, _owner = await people.workspace()
+    connection = await services.add_connection(ws, "bluesky", "desk.bsky.social", secret="pw")
+    column = await services.create_column(
+        ws,
+        {"type": "platform_feed", "title": "Sky", "spec": {"connection_id": connection}},
+        actor_user_id=None,
+    )
+    view = await queries.column_view(ws, column)
+    assert view is not None
+    [source] = view.sources
+    assert source.state == "unsupported"
+    assert "cannot read Bluesky yet" in source.last_error
+    assert view.aggregate_state == "error"
+    assert await polling.run_due(seconds=2, jitter=0) == 0
