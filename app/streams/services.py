@@ -648,17 +648,17 @@ def _leased(row: asyncpg.Record) -> LeasedSource:
 
 
 async def claim_source(workspace_id: int, source_id: int) -> LeasedSource | None:
-    """Lease one source if it is due and free; None if not due, or someone else has it."""
-    async with db.workspace_tx(workspace_id) as tx:
-        row = await tx.fetchrow(
-            f"""
-            UPDATE stream_sources SET lease_until = now() + make_interval(secs => $3)
-            WHERE id = (SELECT id FROM stream_sources WHERE workspace_id = $1 AND id = $2
-                        AND {_DUE} FOR UPDATE SKIP LOCKED)
-            RETURNING {_CLAIM_FIELDS}
-            """,
-            workspace_id, source_id, LEASE_S,
-        )  # fmt: skip
+    """Lease one source if it is due and free; None if not due, or someone else has it.
+    One statement: a poll's claim, renewals and steady writes cost a round trip each."""
+    row = await db.fetchrow(
+        f"""
+        UPDATE stream_sources SET lease_until = now() + make_interval(secs => $3)
+        WHERE id = (SELECT id FROM stream_sources WHERE workspace_id = $1 AND id = $2
+                    AND {_DUE} FOR UPDATE SKIP LOCKED)
+        RETURNING {_CLAIM_FIELDS}
+        """,
+        workspace_id, source_id, LEASE_S,
+    )  # fmt: skip
     return _leased(row) if row else None
 
 
@@ -678,12 +678,11 @@ async def claim_next_due() -> LeasedSource | None:
 
 async def renew_lease(source: LeasedSource) -> bool:
     """The heartbeat's renewal: True while the lease is still this poll's."""
-    async with db.workspace_tx(source.workspace_id) as tx:
-        until = await tx.fetchval(
-            "UPDATE stream_sources SET lease_until = now() + make_interval(secs => $4)"
-            " WHERE workspace_id = $1 AND id = $2 AND lease_until = $3 RETURNING lease_until",
-            source.workspace_id, source.id, source.claim.until, LEASE_S,
-        )  # fmt: skip
+    until = await db.fetchval(
+        "UPDATE stream_sources SET lease_until = now() + make_interval(secs => $4)"
+        " WHERE workspace_id = $1 AND id = $2 AND lease_until = $3 RETURNING lease_until",
+        source.workspace_id, source.id, source.claim.until, LEASE_S,
+    )  # fmt: skip
     if until is None:
         return False
     source.claim.until = until
@@ -797,6 +796,11 @@ async def store_page(source: LeasedSource, page: Page, outcome: Outcome) -> dict
             json.dumps([{"kind": m.kind, "url": m.url, "alt": m.alt[:500]} for m in item.media]),
             json.dumps({k: v for k, v in item.metrics.items() if _finite(v)}), item.expires_at,
         )  # fmt: skip
+    cursor = page.cursor or source.cursor
+    if not rows and outcome.state == source.state:
+        # A steady poll with nothing new (a 304, say): one statement, nobody to tell.
+        await _mark(None, source, outcome, error="", cursor=cursor, polled=True)
+        return {}
     columns: list[Any] = list(zip(*rows.values(), strict=True)) if rows else [[]] * 11
     async with db.workspace_tx(ws) as tx:
         linked = [] if not rows else await tx.fetch(
@@ -833,7 +837,7 @@ async def store_page(source: LeasedSource, page: Page, outcome: Outcome) -> dict
         new: dict[int, int] = {}
         for row in linked:
             new[row["column_id"]] = new.get(row["column_id"], 0) + 1
-        await _mark(tx, source, outcome, error="", cursor=page.cursor or source.cursor, polled=True)
+        await _mark(tx, source, outcome, error="", cursor=cursor, polled=True)
         await _publish_source(tx, source, outcome, new)
     return new
 
@@ -874,24 +878,35 @@ async def mark_unsupported(source: LeasedSource, error: str) -> None:
         _publish_columns(tx, await _columns_of(tx, source))
 
 
+# A connection removed meanwhile keeps its source disabled, and a poll whose lease was
+# lost (another worker has the source now) writes nothing: re-checked while writing.
+_MARK = """
+UPDATE stream_sources SET
+  state = CASE WHEN state = 'disabled' THEN state ELSE $3 END,
+  next_poll_at = now() + make_interval(secs => $4),
+  consecutive_failures = $5, last_error = $6, cursor = $7, lease_until = NULL,
+  last_polled_at = CASE WHEN $8 THEN now() ELSE last_polled_at END
+WHERE workspace_id = $1 AND id = $2 AND lease_until = $9
+RETURNING id
+"""
+
+
 async def _mark(
-    tx: db.Tx, source: LeasedSource, outcome: Outcome, *, error: str, cursor: str, polled: bool
+    tx: db.Tx | None,
+    source: LeasedSource,
+    outcome: Outcome,
+    *,
+    error: str,
+    cursor: str,
+    polled: bool,
 ) -> None:
-    # A connection removed meanwhile keeps its source disabled, and a poll whose lease
-    # was lost (another worker has the source now) writes nothing: re-check while writing.
-    done = await tx.execute(
-        """
-        UPDATE stream_sources SET
-          state = CASE WHEN state = 'disabled' THEN state ELSE $3 END,
-          next_poll_at = now() + make_interval(secs => $4),
-          consecutive_failures = $5, last_error = $6, cursor = $7, lease_until = NULL,
-          last_polled_at = CASE WHEN $8 THEN now() ELSE last_polled_at END
-        WHERE workspace_id = $1 AND id = $2 AND lease_until = $9
-        """,
+    """Record the poll on the source (in `tx`, or as one statement of its own)."""
+    args = (
         source.workspace_id, source.id, outcome.state.value, outcome.delay_s, outcome.failures,
         error, cursor, polled, source.claim.until,
     )  # fmt: skip
-    if done == "UPDATE 0":
+    done = await (tx.fetchval(_MARK, *args) if tx else db.fetchval(_MARK, *args))
+    if done is None:
         raise leases.LeaseLost(f"stream source {source.id}")
 
 
