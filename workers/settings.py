@@ -64,6 +64,7 @@ class WorkerSettings:
     ]
     cron_jobs = [
         cron(tasks.housekeeping, hour={3}, minute={17}, run_at_startup=False),
+        cron(tasks.purge_trash, minute={47}, run_at_startup=False),
         cron(tasks.reconcile_analyses, second={41}, run_at_startup=True),
         cron(tasks.wake_topic_sources, second={11}, run_at_startup=True),
         cron(tasks.poll_due_streams, second=set(range(0, 60, 5)), run_at_startup=True),

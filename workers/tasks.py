@@ -6,6 +6,7 @@ from typing import Any
 
 from app.accounts.housekeeping import forget_expired
 from app.analysis import services as analysis
+from app.articles import services as article_services
 from app.core import config
 from app.imports import services as imports
 from app.imports import step as import_step
@@ -18,6 +19,11 @@ from app.topics import services as topics
 async def housekeeping(ctx: dict[str, Any]) -> dict[str, int]:
     sessions, invitations = await forget_expired()
     return {"sessions": sessions, "invitations": invitations}
+
+
+async def purge_trash(ctx: dict[str, Any]) -> int:
+    """Hourly: delete for good what has been in the trash for 30 days."""
+    return await article_services.purge_expired_trash()
 
 
 async def analyse_article(ctx: dict[str, Any], workspace_id: int, article_id: int) -> str:

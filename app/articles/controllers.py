@@ -109,6 +109,8 @@ class LibraryController(Controller):
             "states": list(AnalysisState),
             "sorts": list(Sort),
             "can_manage": viewer.can(Permission.ARTICLES_IMPORT),
+            "retention_days": services.TRASH_RETENTION_DAYS,
+            "trashed": None,
         }
         try:
             f = parse_filter(request.query_params)
@@ -122,6 +124,7 @@ class LibraryController(Controller):
                 **_invalid_context(error),
             )
         context = await _list_context(workspace_id, f)
+        form["trashed"] = await _just_trashed(workspace_id, request.query_params.get("undo", ""))
         return await page(request, LIBRARY, section="library", **form, **context)
 
     @get("/stream")
@@ -175,8 +178,21 @@ class LibraryController(Controller):
     ) -> Redirect:
         viewer, workspace_id = member_of(request)
         await _change(services.delete_article, workspace_id, article_id, viewer.user_id)
+        # Back where the person was, with "Moved to trash - Undo" above the list.
+        target = same_site_path(data.get("next", ""), "/articles", under="/articles")
+        if not target.startswith("/articles?deleted=1"):
+            target = f"{target}{'&' if '?' in target else '?'}undo={article_id}"
+        return Redirect(target, status_code=303)
+
+    @post("/{article_id:int}/purge", guards=[allows(Permission.ARTICLES_IMPORT)])
+    async def purge(
+        self, request: Request, article_id: FromPath[int], data: Annotated[dict[str, str], Form]
+    ) -> Redirect:
+        viewer, workspace_id = member_of(request)
+        await _change(services.purge_article, workspace_id, article_id, viewer.user_id)
         return Redirect(
-            same_site_path(data.get("next", ""), "/articles", under="/articles"), status_code=303
+            same_site_path(data.get("next", ""), "/articles?deleted=1", under="/articles"),
+            status_code=303,
         )
 
     @post("/{article_id:int}/restore", guards=[allows(Permission.ARTICLES_IMPORT)])
@@ -194,6 +210,14 @@ class LibraryController(Controller):
 MAX_ID = 2**63 - 1  # bigint: a larger id in a URL names nothing
 
 
+async def _just_trashed(workspace_id: int, value: str) -> ArticleView | None:
+    """The article named by `?undo=` when it is (still) in the trash: the page offers Undo."""
+    if not value.isdigit() or not 0 < int(value) <= MAX_ID:
+        return None
+    article = await queries.article(workspace_id, int(value))
+    return article if article is not None and article.deleted_at is not None else None
+
+
 def _known_id(article_id: int) -> int:
     if not 0 < article_id <= MAX_ID:
         raise NotFoundException()
@@ -207,7 +231,7 @@ async def _article_or_404(workspace_id: int, article_id: int) -> ArticleView:
     return article
 
 
-TrashService = Callable[..., Awaitable[bool]]  # services.delete_article / restore_article
+TrashService = Callable[..., Awaitable[bool]]  # services.delete_/restore_/purge_article
 
 
 async def _change(service: TrashService, workspace_id: int, article_id: int, user_id: int) -> bool:
@@ -351,6 +375,13 @@ class ArticlesApi(Controller):
         viewer, workspace_id = member_of(request)
         changed = await _change(services.restore_article, workspace_id, article_id, viewer.user_id)
         return {"id": article_id, "deleted": False, "changed": changed}
+
+    @post("/{article_id:int}/purge", guards=[allows(Permission.ARTICLES_IMPORT)], status_code=200)
+    async def purge_article(self, request: Request, article_id: FromPath[int]) -> dict[str, Any]:
+        """Delete an article in the trash for good; `purged` is false if it is not in the trash."""
+        viewer, workspace_id = member_of(request)
+        purged = await _change(services.purge_article, workspace_id, article_id, viewer.user_id)
+        return {"id": article_id, "purged": purged}
 
 
 PAGE_HANDLERS = [LibraryController]

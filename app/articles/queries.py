@@ -38,10 +38,15 @@ from app.safe_content import Document, InvalidContent, from_json, from_text, htt
 
 log = logging.getLogger(__name__)
 
-_ROW_COLUMNS = """
+# The analysis state a person sees, in the list, its filter and the reader
+# alike: an attempt that failed and waits for its retry is "failed" (the
+# reader shows its reason), not "waiting" - the row is `pending` with an error.
+_SHOWN_STATE = """CASE WHEN an.status = 'pending' AND an.error <> '' THEN 'failed'
+    ELSE coalesce(an.status, 'pending') END"""
+_ROW_COLUMNS = f"""
     a.id, a.url, a.title, a.site_name, a.byline, a.source, a.topic_id,
     coalesce(t.name, '') AS topic_name, a.published_at, a.created_at, a.deleted_at,
-    a.word_count, a.warnings, coalesce(an.status, 'pending') AS analysis_status
+    a.word_count, a.warnings, {_SHOWN_STATE} AS analysis_status
 """
 # Topic names are read with the articles they label: one join instead of a
 # round trip per row (the topics domain still owns every write to them).
@@ -54,9 +59,9 @@ _ROW_JOINS = """
 _RANK = """(ts_rank_cd(a.search, sq.query, 32)
     + CASE WHEN ts_filter(a.search, '{a}') @@ sq.query THEN 1 ELSE 0 END)::real"""
 _STATE_SQL = {
-    AnalysisState.PENDING: "coalesce(an.status, 'pending') IN ('pending', 'running')",
+    AnalysisState.PENDING: f"{_SHOWN_STATE} IN ('pending', 'running')",
     AnalysisState.COMPLETED: "an.status = 'completed'",
-    AnalysisState.FAILED: "an.status = 'failed'",
+    AnalysisState.FAILED: f"{_SHOWN_STATE} = 'failed'",
 }
 
 

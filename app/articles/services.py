@@ -26,6 +26,7 @@ SC-005; app.articles.queries.analysis_input).
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 
 import asyncpg
 
@@ -49,6 +50,11 @@ log = logging.getLogger(__name__)
 EVENT_PROCESSED = "article_processed"
 EVENT_DELETED = "article_deleted"
 EVENT_RESTORED = "article_restored"
+EVENT_PURGED = "article_purged"
+
+# How long the trash keeps an article before `purge_expired_trash` deletes it
+# for good (the trash page says so).
+TRASH_RETENTION_DAYS = 30
 
 # How long a save waits for a lock before it gives up and reports the store
 # unavailable: a stuck migration or a long maintenance lock must not pile up
@@ -271,3 +277,78 @@ async def _set_deleted(
         publish_after_commit(tx, LIBRARY_TOPIC)
         publish_after_commit(tx, article_topic(article_id))
     return True
+
+
+async def purge_article(workspace_id: int, article_id: int, *, actor_user_id: int | None) -> bool:
+    """Delete an article in the trash for good (its analysis and arXiv data go with it).
+
+    Only from the trash: an article in the library must be trashed first, so
+    one stray click never loses anything. False if it is not in the trash.
+    ArticleNotFound if the workspace has no such article.
+    """
+    async with db.workspace_tx(workspace_id) as tx:
+        row = await tx.fetchrow(
+            """
+            DELETE FROM articles WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NOT NULL
+            RETURNING title, url
+            """,
+            workspace_id,
+            article_id,
+        )
+        if row is None:
+            exists = await tx.fetchval(
+                "SELECT 1 FROM articles WHERE workspace_id = $1 AND id = $2",
+                workspace_id,
+                article_id,
+            )
+            if exists is None:
+                raise ArticleNotFound(article_id)
+            return False
+        await record(
+            tx,
+            EVENT_PURGED,
+            actor_user_id=actor_user_id,
+            subject=row["title"] or row["url"],
+            article_id=article_id,
+        )
+        publish_after_commit(tx, LIBRARY_TOPIC)
+        publish_after_commit(tx, article_topic(article_id))
+    return True
+
+
+async def purge_expired_trash(retention: timedelta = timedelta(days=TRASH_RETENTION_DAYS)) -> int:
+    """Delete for good what has been in the trash longer than `retention`; how many.
+
+    Found across workspaces (system work, an unbound connection), deleted one
+    workspace at a time in its own transaction, so each workspace's open
+    pages hear about their own trash only.
+    """
+    rows = await db.fetch(
+        """
+        SELECT workspace_id, array_agg(id) AS ids FROM articles
+        WHERE deleted_at < now() - $1::interval GROUP BY workspace_id
+        """,
+        retention,
+    )
+    purged = 0
+    for row in rows:
+        async with db.workspace_tx(row["workspace_id"]) as tx:
+            done = await tx.fetchval(
+                """
+                WITH gone AS (
+                  DELETE FROM articles
+                  WHERE workspace_id = $1 AND id = ANY($2::bigint[])
+                    AND deleted_at < now() - $3::interval
+                  RETURNING 1
+                ) SELECT count(*) FROM gone
+                """,
+                row["workspace_id"],
+                row["ids"],
+                retention,
+            )
+            if done:
+                publish_after_commit(tx, LIBRARY_TOPIC)
+        purged += done
+    if purged:
+        log.info("trash: %d article(s) older than %s deleted for good", purged, retention)
+    return purged

@@ -31,6 +31,7 @@ EVENT_VERBS: dict[str, str] = {
     "article_processed": N_("queued an article for analysis"),
     "article_deleted": N_("moved an article to the trash"),
     "article_restored": N_("restored an article from the trash"),
+    "article_purged": N_("deleted an article for good"),
     "article_import_started": N_("started an import of"),
     "article_import_finished": N_("finished an import of"),
     "topic_created": N_("created the topic"),
@@ -49,6 +50,7 @@ FILTERS: dict[str, tuple[str, frozenset[str]]] = {
             {
                 "article_deleted",
                 "article_restored",
+                "article_purged",
                 "article_import_started",
                 "article_import_finished",
             }

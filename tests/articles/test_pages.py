@@ -268,7 +268,7 @@ async def test_delete_and_restore_through_the_library_and_the_trash(client, peop
 
     deleted = await post_form(client, f"/articles/{article_id}/delete", {"next": "/articles"})
     assert deleted.status_code == 303
-    assert deleted.headers["location"] == "/articles"
+    assert deleted.headers["location"] == f"/articles?undo={article_id}"
     assert ids_in((await client.get("/articles")).text) == []
     trash = await client.get("/articles?deleted=1")
     assert ids_in(trash.text) == [article_id]
@@ -292,7 +292,7 @@ async def test_a_redirect_after_delete_stays_on_this_site(client, people):
         client, f"/articles/{article_id}/delete", {"next": "https://evil.example/"}
     )
 
-    assert response.headers["location"] == "/articles"
+    assert response.headers["location"] == f"/articles?undo={article_id}"
 
 
 async def test_a_viewer_reads_but_cannot_delete(client, people):
