@@ -20,6 +20,7 @@ import time
 from contextlib import suppress
 from datetime import UTC, datetime
 
+from app.articles.extraction import failure_of
 from app.core import leases
 from app.core.i18n import _
 from app.egress import EgressError, RateLimited
@@ -163,9 +164,14 @@ async def _poll(source: LeasedSource, jitter: float, lease: leases.Lease) -> Non
     except RateLimited as error:
         outcome = after_rate_limit(source.interval_ms, source.consecutive_failures,
                                    error.retry_after, jitter=jitter)  # fmt: skip
-        await services.finish(source, outcome, error.message)
+        await services.finish(source, outcome, failure_of(error.url, error).reason)
         return
-    except (EgressError, ProviderError) as error:
+    except EgressError as error:
+        # Said the way feeds and imports say it ("The site had an error (HTTP 500)...").
+        reason = failure_of(error.url, error).reason
+        await services.finish(source, _failed(source, jitter), reason)
+        return
+    except ProviderError as error:
         await services.finish(source, _failed(source, jitter), error.message)
         return
     if rule is not None and source.kind in rule.kinds:
