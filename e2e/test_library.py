@@ -78,3 +78,22 @@ async def test_the_library_and_the_reader_fit_a_phone(phone: Page, people):
         await expect(phone.locator("main h1").first).to_be_visible()
         width = await phone.evaluate("() => document.documentElement.scrollWidth")
         assert width <= 360, path
+
+
+async def test_load_more_adds_the_next_rows_below_the_first(page: Page, people):
+    person = await people.member("editor")
+    for i in range(30):
+        await process_scraped_article(person.workspace_id, article_event(title=f"Story {i:02d}"))
+    await sign_in_page(page, person.email, PASSWORD)
+    await page.goto("/articles")
+    rows = page.locator("#library-rows > li")
+    await expect(rows).to_have_count(25)
+    first = await rows.first.get_attribute("id")
+
+    await page.get_by_role("link", name="Load more").click()
+
+    await expect(rows).to_have_count(30)  # appended, not replaced
+    assert await rows.first.get_attribute("id") == first
+    await expect(rows.last).to_contain_text("Story 00")
+    await expect(page.get_by_role("link", name="Load more")).to_have_count(0)
+    assert page.url.endswith("/articles")  # the page itself stayed

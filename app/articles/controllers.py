@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Annotated, Any
 from urllib.parse import urlencode
 
+from datastar_py.consts import ElementPatchMode
 from datastar_py.litestar import DatastarResponse
+from datastar_py.sse import ServerSentEventGenerator as SSE
 from litestar import Controller, Request, get, post
 from litestar.exceptions import ClientException, NotFoundException
 from litestar.params import FromPath, QueryParameter
@@ -67,12 +70,12 @@ async def _list_context(workspace_id: int, f: LibraryFilter) -> dict[str, Any]:
     """The list region's context: one page of articles and the links around it."""
     library_page = await queries.library(workspace_id, f)
     query = _query_string(f)
+    after = _query_string(f, cursor=library_page.next_cursor or "")
     return {
         "filter": f,
         "library": library_page,
-        "next_url": "/articles?" + _query_string(f, cursor=library_page.next_cursor)
-        if library_page.next_cursor
-        else "",
+        "next_url": f"/articles?{after}" if library_page.next_cursor else "",
+        "more_url": f"/articles/more?{after}" if library_page.next_cursor else "",
         "here": "/articles" + (f"?{query}" if query else ""),
         "stream_url": "/articles/stream" + (f"?{query}" if query else ""),
         "error": None,
@@ -87,6 +90,7 @@ def _invalid_context(error: FilterError) -> dict[str, Any]:
         "filter": LibraryFilter(),
         "library": LibraryPage(items=[], next_cursor=None, library_is_empty=False),
         "next_url": "",
+        "more_url": "",
         "here": "/articles",
         "stream_url": "",
         "error": error.message,
@@ -145,6 +149,32 @@ class LibraryController(Controller):
             ]
 
         return follow(workspace_id, {LIBRARY_TOPIC}, render)
+
+    @get("/more")
+    async def more(self, request: Request) -> DatastarResponse:
+        """The next page's rows appended to the list, and its own "Load more" link."""
+        viewer, workspace_id = member_of(request)
+        try:
+            f = parse_filter(request.query_params)
+        except FilterError as error:
+            raise ClientException(detail=error.message) from None
+        context = await _list_context(workspace_id, f)
+        here = "/articles" + (f"?{q}" if (q := _query_string(replace(f, cursor=""))) else "")
+        shared = {
+            **context,
+            "viewer": viewer,
+            "can_manage": viewer.can(Permission.ARTICLES_IMPORT),
+            "here": here,  # a row's Delete comes back to the list, not to this page
+        }
+        rows = "".join(
+            render_block(LIBRARY, "article_row", request, a=row, **shared)
+            for row in context["library"].items
+        )
+        events = [
+            SSE.patch_elements(rows, selector="#library-rows", mode=ElementPatchMode.APPEND),
+            SSE.patch_elements(render_block(LIBRARY, "more", request, **shared)),
+        ]
+        return DatastarResponse(events)
 
     @get("/{article_id:int}")
     async def reader(self, request: Request, article_id: FromPath[int]) -> Template:

@@ -36,7 +36,7 @@ def ids_in(html: str) -> list[int]:
 
 
 def next_link(html: str) -> str | None:
-    found = re.search(r'<a href="([^"]+)" rel="next">', html)
+    found = re.search(r'<a href="([^"]+)" rel="next"', html)
     return unescape(found.group(1)) if found else None
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -209,3 +210,28 @@ async def test_the_order_control_offers_best_match_only_for_a_search(client, peo
     assert "Best match" not in plain
     assert "Recently saved" in plain
     assert "Best match" in search
+
+
+async def test_load_more_answers_with_rows_to_append_and_the_next_link(client, people):
+    person = await signed_in(client, people)
+    ws = person.workspace_id
+    made = [await dated(ws, f"Story {i}", NOW - timedelta(days=i)) for i in range(7)]
+    first = await queries.library(ws, parse_filter({"limit": "3"}))
+
+    answer = await client.get(
+        "/articles/more",
+        params={"limit": "3", "cursor": first.next_cursor},
+        headers={"datastar-request": "true"},
+    )
+
+    assert answer.status_code == 200
+    assert answer.headers["content-type"].startswith("text/event-stream")
+    events = answer.text.split("\n\n")
+    rows = next(e for e in events if "selector #library-rows" in e)
+    assert "mode append" in rows
+    assert [int(i) for i in re.findall(r'id="article-(\d+)"', rows)] == made[3:6]
+    more = next(e for e in events if 'id="library-more"' in e)
+    assert "/articles/more?" in more
+    assert 'rel="next"' in more
+    # The rows' Delete comes back to the list, not to this fragment's address.
+    assert 'name="next" value="/articles"' in rows
