@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from app.analysis.types import AnalysisStatus
+from app.core import leases
 
-LEASE_SECONDS = 300  # a claim lasts this long; longer than the remote call's timeout
+# A claim lasts a minute, renewed every 20 s while the analyser runs (app.core.leases).
+LEASE_SECONDS = leases.LEASE_SECONDS
 BASE_DELAY_SECONDS = 30.0
 MAX_DELAY_SECONDS = 6 * 3600.0
 QUICK_ATTEMPTS = 5  # after this many failures the status says "failed" (retries go on, slowly)

@@ -13,6 +13,7 @@ is due, so neither a lost wake-up nor a crashed worker loses an analysis
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from app.analysis.remote import RemoteAnalyser
 from app.analysis.types import AnalysisFailed, AnalysisInput, AnalysisResult, AnalysisStatus
 from app.articles import queries as article_queries
 from app.articles.types import LIBRARY_TOPIC, article_topic
-from app.core import db, jobs
+from app.core import db, jobs, leases
 from app.core.config import Settings
 from app.live.notices import publish_after_commit
 
@@ -49,12 +50,13 @@ class Run(StrEnum):
     SUPERSEDED = "superseded"  # the claim was lost meanwhile; the result was dropped
 
 
-@dataclass(frozen=True)
+@dataclass
 class Claim:
     analysis_id: int
     article_id: int
     attempts: int  # including this one
     lease_until: datetime  # the fence: results are written only while it is unchanged
+    # (the heartbeat moves it, app.core.leases: a dead worker's claim lapses in a minute)
 
 
 # Queueing (called by app.articles.services inside its transaction) -----------------
@@ -104,7 +106,9 @@ async def run_analysis(workspace_id: int, article_id: int, settings: Settings) -
     if article is None:  # removed for good since the claim; its row went with it
         return Run.SKIPPED
     try:
-        result = await analyse(article, settings)
+        renew = functools.partial(_renew, workspace_id, claim)
+        async with leases.heartbeat(renew, name=f"analysis:{claim.analysis_id}"):
+            result = await analyse(article, settings)
     except AnalysisFailed as failure:
         return await _record_failure(workspace_id, claim, failure.reason, failure.retry_after)
     except Exception as error:
@@ -166,6 +170,26 @@ async def _claim(workspace_id: int, article_id: int) -> Claim | None:
             return None
         publish_after_commit(tx, article_topic(article_id))
         return Claim(row["id"], row["article_id"], row["attempts"], row["lease_until"])
+
+
+async def _renew(workspace_id: int, claim: Claim) -> bool:
+    """The heartbeat's renewal: True while the claim is still this worker's."""
+    async with db.workspace_tx(workspace_id) as tx:
+        until = await tx.fetchval(
+            """
+            UPDATE analyses SET lease_until = now() + make_interval(secs => $4)
+            WHERE workspace_id = $1 AND id = $2 AND status = 'running' AND lease_until = $3
+            RETURNING lease_until
+            """,
+            workspace_id,
+            claim.analysis_id,
+            claim.lease_until,
+            float(policy.LEASE_SECONDS),
+        )
+    if until is None:
+        return False
+    claim.lease_until = until
+    return True
 
 
 async def _record_result(workspace_id: int, claim: Claim, result: AnalysisResult) -> Run:
@@ -252,12 +276,12 @@ async def reconcile(limit: int = RECONCILE_BATCH) -> int:
     """Wake a worker for every analysis PostgreSQL says is due; returns how many.
 
     Due means pending or failed with next_attempt_at passed, or running with an
-    expired lease (its worker died). Wake-ups coalesce per article, so running
-    this every minute costs nothing when nothing is due.
+    expired lease (its worker died). These wake-ups carry no job id: a dead
+    job may still hold the article's id in Redis until arq's own timeout, and
+    must not swallow the wake-up that replaces it. A wake-up too many finds
+    nothing to claim and ends.
     """
     due = await queries.due(limit)
     for workspace_id, article_id in due:
-        await jobs.enqueue(
-            ANALYSE_TASK, workspace_id, article_id, job_id=job_id(workspace_id, article_id)
-        )
+        await jobs.enqueue(ANALYSE_TASK, workspace_id, article_id)
     return len(due)

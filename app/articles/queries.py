@@ -32,7 +32,7 @@ from app.articles.types import (
     Sort,
     Source,
 )
-from app.articles.urls import url_hash
+from app.articles.urls import InvalidUrl, url_hash
 from app.core import db
 from app.safe_content import Document, InvalidContent, from_json, from_text, http_url
 
@@ -343,3 +343,25 @@ async def article_id_by_url(workspace_id: int, url: str) -> int | None:
         workspace_id,
         url_hash(url),
     )
+
+
+async def stored_urls(workspace_id: int, urls: list[str]) -> set[str]:
+    """Which of `urls` (as given) are already articles of the workspace, trashed ones included.
+
+    Compared by the normalised URL's hash, the article's identity; a URL the
+    library could not take is never stored.
+    """
+    hashes: dict[str, list[str]] = {}
+    for url in urls:
+        try:
+            hashes.setdefault(url_hash(url), []).append(url)
+        except InvalidUrl:
+            continue
+    if not hashes:
+        return set()
+    rows = await db.fetch(
+        "SELECT url_hash FROM articles WHERE workspace_id = $1 AND url_hash = ANY($2::text[])",
+        workspace_id,
+        list(hashes),
+    )
+    return {url for r in rows for url in hashes[r["url_hash"]]}

@@ -12,6 +12,7 @@ from __future__ import annotations
 from app.core.config import Settings
 
 BACKOFF_BASE = 120.0  # seconds after the first failure
+PARTIAL_RETRY_BASE = 120.0  # seconds after a run whose entries partly failed
 BACKOFF_CAP = 6 * 3600.0  # the longest wait after failures (unless the interval is longer)
 JITTER = 0.2  # +/- share of the delay
 
@@ -38,6 +39,16 @@ def next_run_delay(
     if retry_after is not None:
         delay = max(delay, retry_after)
     return delay
+
+
+def partial_retry_delay(interval_seconds: int, partials: int, *, jitter: float = 0.0) -> float:
+    """Seconds until a partial run's failed entries are tried again.
+
+    `partials` counts consecutive partial runs including this one: 2 min,
+    doubling each time, never later than the source's own interval.
+    """
+    delay = min(PARTIAL_RETRY_BASE * 2 ** max(partials - 1, 0), float(interval_seconds))
+    return delay * (1 + JITTER * max(-1.0, min(1.0, jitter)))
 
 
 def with_arxiv_budgets(settings: Settings) -> Settings:

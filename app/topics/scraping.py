@@ -12,20 +12,31 @@ kind, ends in `process_scraped_article` with the topic.
 
 Entries are processed one after another: the per-host budgets in egress
 pace the requests anyway (arXiv: one every three seconds), and a run's
-counters then read in the order things happened.
+counters then read in the order things happened. Entries whose URL is
+already an article are counted as duplicates at once, without fetching
+their page (or arXiv rendering); the new ones are fetched. The run row
+carries its counters as they change, so the topic page shows them live.
+
+The source's lease is short and renewed by a heartbeat (app.core.leases)
+while the run goes on; a run that loses it stops before its next entry.
+A run with failed entries ends `partial` and comes back within minutes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import logging
 import random
 from collections import Counter
 
+from app.articles import queries as articles
 from app.articles.extraction import Extracted, ExtractionError, extract, failure_of
+from app.articles.services import UNAVAILABLE as STORE_UNAVAILABLE
 from app.articles.services import process_scraped_article
 from app.articles.types import ArxivSection, OutcomeKind, ScrapedArticle, Source, Warning
+from app.core import leases
 from app.core.i18n import _
 from app.egress import EgressError, HttpStatusError, RateLimited, egress
 from app.safe_content import Document, to_text
@@ -61,6 +72,7 @@ FEED_MAX_BYTES = 5_000_000
 # arXiv allows one request every three seconds: a run waits its turn rather
 # than fail when another worker is using the budget.
 ARXIV_BUDGET_WAIT = 90.0
+FINISH_ATTEMPTS = 8  # about a minute of retries: a database restart takes seconds
 
 
 async def scrape_source(
@@ -71,25 +83,48 @@ async def scrape_source(
     if source is None:
         return None
     run_id = await services.start_run(source)
-    try:
-        result = await run(source, arxiv or ArxivEndpoints())
-    except asyncio.CancelledError:
-        # The job was stopped (shutdown, timeout): the run says so, the lease is freed.
-        interrupted = RunResult(RunStatus.FAILED, error=_("The run was interrupted."))
-        await asyncio.shield(services.finish_run(source, run_id, interrupted))
-        raise
-    except Exception:
-        # A bug must not leave the source leased and the run `running`.
-        log.exception("topic source %s: the run failed unexpectedly", source.id)
-        result = RunResult(RunStatus.FAILED, error=_("The run failed on an unexpected error."))
-    await services.finish_run(source, run_id, result, jitter=random.uniform(-1, 1))
+    tally = _Tally(source, run_id)
+    renew = functools.partial(services.renew_lease, source)
+    async with leases.heartbeat(renew, name=f"topic-source:{source.id}") as lease:
+        tally.lease = lease
+        try:
+            result = await run(source, arxiv or ArxivEndpoints(), tally)
+        except asyncio.CancelledError:
+            # The job was stopped (shutdown, timeout): the run says so, the lease is freed.
+            interrupted = tally.stopped(_("The run was interrupted."))
+            await asyncio.shield(services.finish_run(source, run_id, interrupted))
+            raise
+        except leases.LeaseLost:
+            # Another worker may hold the source now: close our run, leave the source alone.
+            result = tally.stopped(_("The run was interrupted (its lease ran out)."))
+        except Exception:
+            # A bug must not leave the source leased and the run `running`.
+            log.exception("topic source %s: the run failed unexpectedly", source.id)
+            result = tally.stopped(_("The run failed on an unexpected error."))
+    await _finish(source, run_id, result)
     return run_id
 
 
-async def run(source: LeasedSource, arxiv: ArxivEndpoints) -> RunResult:
+async def _finish(source: LeasedSource, run_id: int, result: RunResult) -> None:
+    """Close the run, retrying while the database is unreachable (a restart takes seconds)."""
+    delay = 1.0
+    for attempt in range(FINISH_ATTEMPTS):
+        try:
+            await services.finish_run(source, run_id, result, jitter=random.uniform(-1, 1))
+            return
+        except STORE_UNAVAILABLE as error:
+            if attempt == FINISH_ATTEMPTS - 1:
+                # The lease runs out; the scheduler closes the run and runs the source again.
+                log.error("topic run %s could not be closed: %r", run_id, error)
+                return
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 10.0)
+
+
+async def run(source: LeasedSource, arxiv: ArxivEndpoints, tally: _Tally) -> RunResult:
     if source.kind == SourceKind.FEED:
-        return await _run_feed(source)
-    return await _run_arxiv(source, arxiv)
+        return await _run_feed(source, tally)
+    return await _run_arxiv(source, arxiv, tally)
 
 
 def _fetch_failed(error: EgressError) -> RunResult:
@@ -101,28 +136,48 @@ def _fetch_failed(error: EgressError) -> RunResult:
 
 
 class _Tally:
-    """Outcomes of a run's entries, and the last reason one failed."""
+    """Outcomes of a run's entries, the last reason one failed, saved to the run row as they come."""
 
-    def __init__(self) -> None:
+    def __init__(self, source: LeasedSource, run_id: int) -> None:
+        self.source = source
+        self.run_id = run_id
+        self.lease: leases.Lease | None = None
+        self.found = 0
         self.counts: Counter[str] = Counter()
         self.last_error = ""
 
-    def count(self, kind: OutcomeKind, reason: str = "") -> None:
+    def check_lease(self) -> None:
+        """Before each entry: stop if another worker may hold the source by now."""
+        if self.lease is not None:
+            self.lease.check()
+
+    async def entries(self, found: int, known: int) -> None:
+        """The run's entries are known: `known` of them are stored articles (duplicates)."""
+        self.found = found
+        self.counts[OutcomeKind.DUPLICATE.value] += known
+        await self.save()
+
+    async def count(self, kind: OutcomeKind, reason: str = "", *, save: bool = True) -> None:
         if kind == OutcomeKind.DUPLICATE_AWAITING_ANALYSIS:
             kind = OutcomeKind.DUPLICATE
         self.counts[kind.value] += 1
         if kind == OutcomeKind.FAILED:
             self.last_error = reason
+        if save:
+            await self.save()
 
-    def result(self, found: int, *, etag: str = "", last_modified: str = "") -> RunResult:
+    async def save(self) -> None:
+        await services.record_progress(self.source, self.run_id, self.result())
+
+    def result(self, *, etag: str = "", last_modified: str = "") -> RunResult:
         failures = self.counts[OutcomeKind.FAILED.value]
         if failures:
             # Forget the feed's validators: the next run must see the entries
             # again (and retry the failed ones), not get a 304.
             etag = last_modified = ""
         return RunResult(
-            RunStatus.OK,
-            found=found,
+            RunStatus.PARTIAL if failures else RunStatus.OK,
+            found=self.found,
             new=self.counts[OutcomeKind.NEW.value],
             duplicates=self.counts[OutcomeKind.DUPLICATE.value],
             failures=failures,
@@ -131,16 +186,29 @@ class _Tally:
             last_modified=last_modified,
         )
 
+    def stopped(self, error: str) -> RunResult:
+        """The run ended early: failed, with the counts it had reached."""
+        return dataclasses.replace(self.result(), status=RunStatus.FAILED, error=error)
+
 
 async def _store(tally: _Tally, workspace_id: int, event: ScrapedArticle) -> None:
     outcome = await process_scraped_article(workspace_id, event)
-    tally.count(outcome.kind, outcome.reason)
+    await tally.count(outcome.kind, outcome.reason)
+
+
+async def _known(workspace_id: int, urls: list[str]) -> set[str]:
+    """The URLs already stored; none if that cannot be read now (then every entry is fetched)."""
+    try:
+        return await articles.stored_urls(workspace_id, urls)
+    except STORE_UNAVAILABLE as error:
+        log.warning("stored URLs not read (%r); fetching every entry", error)
+        return set()
 
 
 # Feeds ---------------------------------------------------------------------------------
 
 
-async def _run_feed(source: LeasedSource) -> RunResult:
+async def _run_feed(source: LeasedSource, tally: _Tally) -> RunResult:
     headers = {"Accept": FEED_ACCEPT}
     if source.etag:
         headers["If-None-Match"] = source.etag
@@ -169,17 +237,21 @@ async def _run_feed(source: LeasedSource) -> RunResult:
         return RunResult(
             RunStatus.FAILED, error=_("This address does not serve an RSS or Atom feed.")
         )
-    tally = _Tally()
+    known = await _known(source.workspace_id, [entry.link for entry in feed.entries])
     for _skipped in range(feed.without_link):
-        tally.count(OutcomeKind.FAILED, _("A feed entry has no link to the article."))
+        await tally.count(OutcomeKind.FAILED, _("A feed entry has no link to the article."),
+                          save=False)  # fmt: skip
+    await tally.entries(len(feed.entries) + feed.without_link, len(known))
     for entry in feed.entries:
+        if entry.link in known:
+            continue
+        tally.check_lease()
         event, reason = await _feed_event(source, feed, entry)
         if event is None:
-            tally.count(OutcomeKind.FAILED, reason)
+            await tally.count(OutcomeKind.FAILED, reason)
         else:
             await _store(tally, source.workspace_id, event)
-    found = len(feed.entries) + feed.without_link
-    return tally.result(found, etag=etag, last_modified=last_modified)
+    return tally.result(etag=etag, last_modified=last_modified)
 
 
 async def _feed_event(
@@ -245,7 +317,7 @@ def _with_metadata(event: ScrapedArticle, **extra: str) -> ScrapedArticle:
 # arXiv ---------------------------------------------------------------------------------
 
 
-async def _run_arxiv(source: LeasedSource, endpoints: ArxivEndpoints) -> RunResult:
+async def _run_arxiv(source: LeasedSource, endpoints: ArxivEndpoints, tally: _Tally) -> RunResult:
     try:
         fetched = await egress().fetch(
             query_url(endpoints.api_url, source.query),
@@ -260,12 +332,16 @@ async def _run_arxiv(source: LeasedSource, endpoints: ArxivEndpoints) -> RunResu
         return RunResult(
             RunStatus.FAILED, error=_("arXiv refused the query: %(why)s") % {"why": error}
         )
-    tally = _Tally()
+    known = await _known(source.workspace_id, [entry.abs_url for entry in entries])
+    await tally.entries(len(entries), sum(1 for entry in entries if entry.abs_url in known))
     for entry in entries:
+        if entry.abs_url in known:
+            continue
+        tally.check_lease()
         sections = await _sections(entry, endpoints)
         event = arxiv_article(entry, sections, topic_id=source.topic_id, query=source.query)
         await _store(tally, source.workspace_id, event)
-    return tally.result(len(entries))
+    return tally.result()
 
 
 async def _sections(entry: ArxivEntry, endpoints: ArxivEndpoints) -> tuple[ArxivSection, ...]:

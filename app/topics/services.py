@@ -8,6 +8,7 @@ tells the topic's open pages after commit.
 
 from __future__ import annotations
 
+import logging
 import re
 from datetime import datetime
 
@@ -16,14 +17,16 @@ import asyncpg
 from app.core import db
 from app.core.i18n import _
 from app.core.jobs import enqueue, enqueue_after_commit
+from app.core.leases import LEASE_SECONDS
 from app.events.services import record
 from app.live.notices import publish, publish_after_commit
 from app.safe_content import http_url
 from app.topics import queries
-from app.topics.schedule import next_run_delay
+from app.topics.schedule import next_run_delay, partial_retry_delay
 from app.topics.types import (
     TOPICS_CHANNEL,
     LeasedSource,
+    LeaseFence,
     RunResult,
     RunStatus,
     SourceForm,
@@ -34,15 +37,14 @@ from app.topics.types import (
     topic_channel,
 )
 
+log = logging.getLogger(__name__)
+
 MAX_NAME = 100
 MAX_DESCRIPTION = 500
 MAX_QUERY = 500
 MAX_URL = 2000
 MIN_INTERVAL_MINUTES = 5  # politeness: no feed needs reading more often
 MAX_INTERVAL_MINUTES = 7 * 24 * 60
-# A worker holds a source this long for one run; a crashed worker's source
-# is free again after it, and its run row is marked interrupted.
-LEASE_SECONDS = 15 * 60
 SCRAPE_TASK = "scrape_topic_source"
 
 EVENT_TOPIC_CREATED = "topic_created"
@@ -51,11 +53,6 @@ EVENT_TOPIC_DELETED = "topic_deleted"
 EVENT_SOURCE_ADDED = "topic_source_added"
 EVENT_SOURCE_REMOVED = "topic_source_removed"
 EVENT_RUN_FINISHED = "topic_run_finished"
-
-
-def scrape_job_id(source_id: int) -> str:
-    """Coalesces the scheduler's wake-ups of one source (arq keeps one job per id)."""
-    return f"topic-source:{source_id}"
 
 
 # Topics ---------------------------------------------------------------------------
@@ -348,7 +345,7 @@ async def claim_source(workspace_id: int, source_id: int) -> LeasedSource | None
             UPDATE topic_sources s SET lease_until = now() + make_interval(secs => $3)
             FROM due WHERE s.id = due.id
             RETURNING s.id, s.workspace_id, s.topic_id, s.kind, s.url, s.query,
-              s.interval_seconds, s.etag, s.last_modified, s.failures
+              s.interval_seconds, s.etag, s.last_modified, s.failures, s.lease_until
             """,
             workspace_id,
             source_id,
@@ -367,12 +364,45 @@ async def claim_source(workspace_id: int, source_id: int) -> LeasedSource | None
         etag=row["etag"],
         last_modified=row["last_modified"],
         failures=row["failures"],
+        fence=LeaseFence(row["lease_until"]),
     )
 
 
-async def start_run(source: LeasedSource) -> int:
-    """A `running` row the topic page shows at once."""
+async def renew_lease(source: LeasedSource) -> bool:
+    """The heartbeat's renewal (app.core.leases): True while the source is still ours."""
+    assert source.fence is not None
     async with db.workspace_tx(source.workspace_id) as tx:
+        until = await tx.fetchval(
+            """
+            UPDATE topic_sources SET lease_until = now() + make_interval(secs => $4)
+            WHERE workspace_id = $1 AND id = $2 AND lease_until = $3
+            RETURNING lease_until
+            """,
+            source.workspace_id,
+            source.id,
+            source.fence.until,
+            float(LEASE_SECONDS),
+        )
+    if until is None:
+        return False
+    source.fence.until = until
+    return True
+
+
+async def start_run(source: LeasedSource) -> int:
+    """A `running` row the topic page shows at once.
+
+    Any other `running` row of the source belongs to a worker that died: we
+    hold the lease now, so it is closed as interrupted (its counts stay).
+    """
+    async with db.workspace_tx(source.workspace_id) as tx:
+        await tx.execute(
+            "UPDATE topic_runs SET status = 'failed', finished_at = now(), error = $3"
+            " WHERE workspace_id = $1 AND source_id = $2 AND status = 'running'",
+            source.workspace_id,
+            source.id,
+            _("The run was interrupted (the worker stopped)."),
+        )
         run_id = await tx.fetchval(
             "INSERT INTO topic_runs (workspace_id, source_id) VALUES ($1, $2) RETURNING id",
             source.workspace_id,
@@ -382,12 +412,37 @@ async def start_run(source: LeasedSource) -> int:
     return int(run_id)
 
 
+async def record_progress(source: LeasedSource, run_id: int, result: RunResult) -> None:
+    """The run row's counters as they stand, for the topic page to show while it runs.
+
+    Best effort: a failed write (the database restarting) is logged and the
+    run goes on; the next write, or the run's end, carries the counts.
+    """
+    try:
+        async with db.workspace_tx(source.workspace_id) as tx:
+            await tx.execute(
+                "UPDATE topic_runs SET found = $3, new = $4, duplicates = $5, failures = $6"
+                " WHERE workspace_id = $1 AND id = $2 AND status = 'running'",
+                source.workspace_id,
+                run_id,
+                result.found,
+                result.new,
+                result.duplicates,
+                result.failures,
+            )
+            publish_after_commit(tx, topic_channel(source.topic_id))
+    except Exception as error:
+        log.warning("topic run %s: counters not saved now: %r", run_id, error)
+
+
 async def finish_run(
     source: LeasedSource, run_id: int, result: RunResult, *, jitter: float = 0.0
-) -> datetime:
+) -> datetime | None:
     """Close the run and the lease, and schedule the next run (backing off after failures).
 
-    Returns when the source runs next.
+    A partial run (some entries failed) comes back within minutes to retry
+    them. Returns when the source runs next; None if the lease was no longer
+    ours (another worker has the source; only the run row is closed).
     """
     failed = result.status == RunStatus.FAILED
     failures = source.failures + 1 if failed else 0
@@ -395,6 +450,9 @@ async def finish_run(
         source.interval_seconds, failures, retry_after=result.retry_after, jitter=jitter
     )
     async with db.workspace_tx(source.workspace_id) as tx:
+        if result.status == RunStatus.PARTIAL:
+            partials = await _partial_runs_in_a_row(tx, source, run_id)
+            delay = partial_retry_delay(source.interval_seconds, partials + 1, jitter=jitter)
         await tx.execute(
             """
             UPDATE topic_runs SET status = $3, found = $4, new = $5, duplicates = $6,
@@ -410,12 +468,13 @@ async def finish_run(
             result.failures,
             result.error[:1000],
         )
-        next_run_at: datetime = await tx.fetchval(
+        next_run_at: datetime | None = await tx.fetchval(
             """
             UPDATE topic_sources SET lease_until = NULL, failures = $3,
               last_error = $4, next_run_at = now() + make_interval(secs => $5),
               etag = coalesce($6, etag), last_modified = coalesce($7, last_modified)
             WHERE workspace_id = $1 AND id = $2
+              AND ($8::timestamptz IS NULL OR lease_until = $8)
             RETURNING next_run_at
             """,
             source.workspace_id,
@@ -425,6 +484,7 @@ async def finish_run(
             delay,
             result.etag,
             result.last_modified,
+            source.fence.until if source.fence else None,
         )
         await _record_run(tx, source, run_id, result)
         publish_after_commit(tx, topic_channel(source.topic_id))
@@ -448,22 +508,39 @@ async def _record_run(tx: db.Tx, source: LeasedSource, run_id: int, result: RunR
     )  # fmt: skip
 
 
-async def close_interrupted_runs() -> int:
-    """Runs left `running` by a worker that died: failed, once their lease time is over.
+async def _partial_runs_in_a_row(tx: db.Tx, source: LeasedSource, run_id: int) -> int:
+    """How many of the source's latest finished runs before this one were partial."""
+    statuses = await tx.fetch(
+        "SELECT status FROM topic_runs WHERE workspace_id = $1 AND source_id = $2 AND id <> $3"
+        " AND status <> 'running' ORDER BY id DESC LIMIT 12",
+        source.workspace_id,
+        source.id,
+        run_id,
+    )
+    count = 0
+    for row in statuses:
+        if row["status"] != RunStatus.PARTIAL.value:
+            break
+        count += 1
+    return count
 
-    No run outlives its lease (the job's timeout is shorter, and a stopped
-    job closes its run), so a `running` row older than that has no worker.
+
+async def close_interrupted_runs() -> int:
+    """Runs left `running` by a worker that died: failed once their source's lease ran out.
+
+    A running job renews its lease every 20 s (app.core.leases), so a source
+    whose lease is gone has no worker, and its `running` rows never finish.
+    They keep the counts they had reached; the scheduler runs the source again.
     """
     async with db.transaction() as tx:
         rows = await tx.fetch(
             """
-            UPDATE topic_runs r SET status = 'failed', finished_at = now(), error = $2
+            UPDATE topic_runs r SET status = 'failed', finished_at = now(), error = $1
             FROM topic_sources s
             WHERE r.status = 'running' AND s.id = r.source_id
-              AND r.started_at < now() - make_interval(secs => $1)
+              AND (s.lease_until IS NULL OR s.lease_until < now())
             RETURNING r.workspace_id, s.topic_id
             """,
-            float(LEASE_SECONDS),
             _("The run was interrupted (the worker stopped)."),
         )
     for workspace_id, topic_id in {(r["workspace_id"], r["topic_id"]) for r in rows}:
@@ -472,17 +549,14 @@ async def close_interrupted_runs() -> int:
 
 
 async def wake_due_sources(limit: int = 200) -> int:
-    """The scheduler's tick: one coalesced scrape job per due source, at most `limit`.
+    """The scheduler's tick: one scrape job per due source, at most `limit`.
 
     Nothing is claimed here; the job claims its source (lease, SKIP LOCKED),
     so a wake-up too many is harmless and a lost one is repeated next tick.
+    The wake-ups carry no job id: a dead job still holding an id in Redis
+    must never swallow the wake-up that replaces it (the row is the truth).
     """
     due = await queries.due_sources(limit)
     for source in due:
-        await enqueue(
-            SCRAPE_TASK,
-            source.workspace_id,
-            source.source_id,
-            job_id=scrape_job_id(source.source_id),
-        )
+        await enqueue(SCRAPE_TASK, source.workspace_id, source.source_id)
     return len(due)

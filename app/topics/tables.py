@@ -35,7 +35,7 @@ class TopicRun(Table, tablename="topic_runs"):
     id = BigSerial(primary_key=True)
     workspace_id = BigInt()
     source_id = BigInt()
-    status = Text(default="running")  # running | ok | not_modified | failed
+    status = Text(default="running")  # running | ok | partial | not_modified | failed
     found = Integer(default=0)  # entries in the feed or API answer
     new = Integer(default=0)
     duplicates = Integer(default=0)

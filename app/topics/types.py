@@ -15,6 +15,7 @@ class SourceKind(StrEnum):
 class RunStatus(StrEnum):
     RUNNING = "running"
     OK = "ok"
+    PARTIAL = "partial"  # the source was read, but some entries could not be stored
     NOT_MODIFIED = "not_modified"  # the feed answered 304: nothing new, nothing fetched
     FAILED = "failed"
 
@@ -139,6 +140,14 @@ class LeasedSource:
     etag: str
     last_modified: str
     failures: int
+    fence: LeaseFence | None = None  # the lease this worker holds; renewals move it
+
+
+@dataclass
+class LeaseFence:
+    """The `lease_until` this worker last wrote: while the row still says so, the source is ours."""
+
+    until: datetime
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,25 @@
+"""Topic runs may end `partial`: the source was read, some entries could not be stored."""
+
+from piccolo.apps.migrations.auto.migration_manager import MigrationManager
+
+from app.core.db import execute_ddl
+
+ID = "2026-12-01T03:00:00:000000"
+VERSION = "1.38.0"
+DESCRIPTION = "topic runs: the partial status"
+
+SQL = """
+ALTER TABLE topic_runs DROP CONSTRAINT topic_runs_status_check;
+ALTER TABLE topic_runs ADD CONSTRAINT topic_runs_status_check
+    CHECK (status IN ('running', 'ok', 'partial', 'not_modified', 'failed'));
+"""
+
+
+async def forwards() -> MigrationManager:
+    manager = MigrationManager(migration_id=ID, app_name="newsdesk", description=DESCRIPTION)
+
+    async def run() -> None:
+        await execute_ddl(SQL)
+
+    manager.add_raw(run)
+    return manager
