@@ -49,8 +49,8 @@ class WorkerSettings:
         # moment a run ends, so the next signal for the article is not coalesced away.
         func(tasks.analyse_article, keep_result=0),
         tasks.reconcile_analyses,
-        # The lease (15 min) outlives the job's timeout, so a stopped job's
-        # source is never run twice at once; no kept result, as for analyses.
+        # The source's lease (60 s) is renewed by a heartbeat while the run goes
+        # on; a timed-out job closes its run. No kept result, as for analyses.
         func(tasks.scrape_topic_source, keep_result=0, timeout=14 * 60),
         tasks.wake_topic_sources,
         # The source's lease (2 min) outlives a poll; no kept result, as above.
@@ -65,8 +65,9 @@ class WorkerSettings:
     cron_jobs = [
         cron(tasks.housekeeping, hour={3}, minute={17}, run_at_startup=False),
         cron(tasks.purge_trash, minute={47}, run_at_startup=False),
-        cron(tasks.reconcile_analyses, second={41}, run_at_startup=True),
-        cron(tasks.wake_topic_sources, second={11}, run_at_startup=True),
+        # Every 30 s: with 60-s leases a dead worker's work is back within two minutes.
+        cron(tasks.reconcile_analyses, second={26, 56}, run_at_startup=True),
+        cron(tasks.wake_topic_sources, second={11, 41}, run_at_startup=True),
         cron(tasks.poll_due_streams, second=set(range(0, 60, 5)), run_at_startup=True),
         cron(tasks.sweep_feed_items, hour={4}, minute={23}, run_at_startup=False),
         cron(tasks.reconcile_imports, second={5, 20, 35, 50}, run_at_startup=True),
@@ -75,7 +76,7 @@ class WorkerSettings:
     on_startup = startup
     on_shutdown = shutdown
     # Run at once when Redis is back after an outage (the wake-ups sent meanwhile are lost).
-    after_outage = ("reconcile_analyses", "wake_topic_sources")
+    after_outage = ("reconcile_analyses", "wake_topic_sources", "poll_due_streams")
     keep_result = 60
     max_tries = 5
     job_timeout = 300

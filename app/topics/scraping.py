@@ -34,9 +34,9 @@ from collections import Counter
 from app.articles import queries as articles
 from app.articles.extraction import Extracted, ExtractionError, extract, failure_of
 from app.articles.services import UNAVAILABLE as STORE_UNAVAILABLE
-from app.articles.services import process_scraped_article
+from app.articles.services import process_scraped_article, store_unavailable_reason
 from app.articles.types import ArxivSection, OutcomeKind, ScrapedArticle, Source, Warning
-from app.core import leases
+from app.core import db, leases
 from app.core.i18n import _
 from app.egress import EgressError, HttpStatusError, RateLimited, egress
 from app.safe_content import Document, to_text
@@ -158,13 +158,25 @@ class _Tally:
         await self.save()
 
     async def count(self, kind: OutcomeKind, reason: str = "", *, save: bool = True) -> None:
+        self.add(kind, reason)
+        if save:
+            await self.save()
+
+    def add(self, kind: OutcomeKind, reason: str = "") -> None:
         if kind == OutcomeKind.DUPLICATE_AWAITING_ANALYSIS:
             kind = OutcomeKind.DUPLICATE
         self.counts[kind.value] += 1
         if kind == OutcomeKind.FAILED:
             self.last_error = reason
-        if save:
-            await self.save()
+
+    def after(self, kind: OutcomeKind) -> RunResult:
+        """The counters as they will be once an entry with outcome `kind` is counted."""
+        saved = (self.counts.copy(), self.last_error)
+        self.add(kind)
+        try:
+            return self.result()
+        finally:
+            self.counts, self.last_error = saved
 
     async def save(self) -> None:
         await services.record_progress(self.source, self.run_id, self.result())
@@ -191,9 +203,30 @@ class _Tally:
         return dataclasses.replace(self.result(), status=RunStatus.FAILED, error=error)
 
 
+class _NotStored(Exception):
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
 async def _store(tally: _Tally, workspace_id: int, event: ScrapedArticle) -> None:
-    outcome = await process_scraped_article(workspace_id, event)
-    await tally.count(outcome.kind, outcome.reason)
+    """Store one entry; the run's counters change in the same transaction as the article.
+
+    So a worker killed at any moment leaves a run row whose `new` equals the
+    articles it stored.
+    """
+    try:
+        async with db.workspace_tx(workspace_id) as tx:
+            outcome = await process_scraped_article(workspace_id, event)
+            if outcome.kind == OutcomeKind.FAILED:
+                raise _NotStored(outcome.reason)  # nothing was stored: roll back, count apart
+            await services.save_counters(tx, tally.source, tally.run_id, tally.after(outcome.kind))
+    except _NotStored as failed:
+        await tally.count(OutcomeKind.FAILED, failed.reason)
+        return
+    except STORE_UNAVAILABLE:
+        await tally.count(OutcomeKind.FAILED, store_unavailable_reason())
+        return
+    tally.add(outcome.kind)
 
 
 async def _known(workspace_id: int, urls: list[str]) -> set[str]:

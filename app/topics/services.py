@@ -420,19 +420,24 @@ async def record_progress(source: LeasedSource, run_id: int, result: RunResult) 
     """
     try:
         async with db.workspace_tx(source.workspace_id) as tx:
-            await tx.execute(
-                "UPDATE topic_runs SET found = $3, new = $4, duplicates = $5, failures = $6"
-                " WHERE workspace_id = $1 AND id = $2 AND status = 'running'",
-                source.workspace_id,
-                run_id,
-                result.found,
-                result.new,
-                result.duplicates,
-                result.failures,
-            )
-            publish_after_commit(tx, topic_channel(source.topic_id))
+            await save_counters(tx, source, run_id, result)
     except Exception as error:
         log.warning("topic run %s: counters not saved now: %r", run_id, error)
+
+
+async def save_counters(tx: db.Tx, source: LeasedSource, run_id: int, result: RunResult) -> None:
+    """Write the run's counters in `tx`: in the article's own transaction, they never lag its row."""
+    await tx.execute(
+        "UPDATE topic_runs SET found = $3, new = $4, duplicates = $5, failures = $6"
+        " WHERE workspace_id = $1 AND id = $2 AND status = 'running'",
+        source.workspace_id,
+        run_id,
+        result.found,
+        result.new,
+        result.duplicates,
+        result.failures,
+    )
+    publish_after_commit(tx, topic_channel(source.topic_id))
 
 
 async def finish_run(
