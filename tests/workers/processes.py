@@ -104,6 +104,7 @@ class PrivatePostgres:
 def worker_env(settings: Settings, **extra: str) -> dict[str, str]:
     values = {
         "DATABASE_URL": settings.database_url,
+        "DATABASE_OWNER_URL": settings.database_owner_url,
         "REDIS_URL": settings.redis_url,
         "SECRET_KEY": settings.secret_key.get_secret_value(),
         "BASE_URL": settings.base_url,

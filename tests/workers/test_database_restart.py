@@ -17,7 +17,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from tests.fixtures import make_test_settings
+from tests.fixtures import APP_ROLE, database_urls, make_test_settings
 from tests.topics.test_resilience import serve_feed
 from tests.workers.processes import (
     ROOT,
@@ -53,15 +53,17 @@ async def _query(url: str, sql: str, *args: object) -> list[asyncpg.Record]:
 async def test_a_database_restart_mid_run_ends_partial_and_its_entries_come_back(
     site, redis, cluster: PrivatePostgres, tmp_path: Path
 ) -> None:
+    await _query(cluster.url.replace("/newsdesk", "/postgres"), f"CREATE ROLE {APP_ROLE} LOGIN")
     settings = make_test_settings(
-        database_url=cluster.url, egress_allow=[site.allow()], redis_prefix="pgrestart"
+        **database_urls(cluster.url), egress_allow=[site.allow()], redis_prefix="pgrestart"
     )
     env = worker_env(settings)
-    for command in (["create-database"], ["migrate"], ["bootstrap", "--email", "o@x.test"]):
-        await asyncio.to_thread(
+    for command in (["create-database"], ["migrate"], ["bootstrap", "--email", "owner@example.org"]):
+        done = await asyncio.to_thread(
             functools.partial(subprocess.run, [sys.executable, "-m", "app", *command], cwd=ROOT,
-                              env=env, check=True, capture_output=True)
+                              env=env, capture_output=True)
         )  # fmt: skip
+        assert done.returncode == 0, done.stderr.decode()[-2000:]
     url = serve_feed(site, "wire", STORIES, page_delay=0.3)
     rows = await _query(
         cluster.url,
