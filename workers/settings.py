@@ -76,7 +76,12 @@ class WorkerSettings:
     on_startup = startup
     on_shutdown = shutdown
     # Run at once when Redis is back after an outage (the wake-ups sent meanwhile are lost).
-    after_outage = ("reconcile_analyses", "wake_topic_sources", "poll_due_streams")
+    after_outage = (
+        "reconcile_analyses",
+        "wake_topic_sources",
+        "poll_due_streams",
+        "reconcile_imports",
+    )
     keep_result = 60
     max_tries = 5
     job_timeout = 300

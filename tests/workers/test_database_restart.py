@@ -58,7 +58,11 @@ async def test_a_database_restart_mid_run_ends_partial_and_its_entries_come_back
         **database_urls(cluster.url), egress_allow=[site.allow()], redis_prefix="pgrestart"
     )
     env = worker_env(settings)
-    for command in (["create-database"], ["migrate"], ["bootstrap", "--email", "owner@example.org"]):
+    for command in (
+        ["create-database"],
+        ["migrate"],
+        ["bootstrap", "--email", "owner@example.org"],
+    ):
         done = await asyncio.to_thread(
             functools.partial(subprocess.run, [sys.executable, "-m", "app", *command], cwd=ROOT,
                               env=env, capture_output=True)
