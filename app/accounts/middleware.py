@@ -1,4 +1,4 @@
-"""Who is asking: a session cookie for pages, a Bearer token for /api/v1.
+"""Who is asking: a session cookie for pages, a Bearer token for /api/v1 and /mcp.
 
 The API accepts only Bearer tokens and pages only the session cookie, so a
 cookie never authorises an API call (which is exempt from CSRF checks).
@@ -17,6 +17,11 @@ from app.core import i18n
 
 SESSION_COOKIE = "nd_session"
 API_PREFIX = "/api/"
+MCP_PATH = "/mcp"  # the MCP endpoint (app.web.mcp): Bearer tokens only, like the API
+
+
+def _bearer_only(path: str) -> bool:
+    return path.startswith(API_PREFIX) or path == MCP_PATH or path.startswith(MCP_PATH + "/")
 
 
 def _header(scope: Scope, name: bytes) -> str:
@@ -35,7 +40,9 @@ def _cookie(scope: Scope, name: str) -> str | None:
 
 
 async def identify(scope: Scope) -> Viewer | None:
-    if scope["path"].startswith(API_PREFIX):
+    # A mounted app (/mcp) sees its path relative to the mount; the raw path is whole.
+    raw = scope.get("raw_path")
+    if _bearer_only(raw.decode("latin-1") if isinstance(raw, bytes) else scope["path"]):
         scheme, _, token = _header(scope, b"authorization").partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             return None

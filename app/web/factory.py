@@ -18,7 +18,7 @@ from app.accounts.middleware import AuthenticationMiddleware
 from app.core import config, db, redis
 from app.core.config import Settings
 from app.live.hub import hub
-from app.web import routes
+from app.web import mcp, routes
 from app.web.errors import EXCEPTION_HANDLERS
 from app.web.health import healthz, readyz
 from app.web.security import add_security_headers, csp_report
@@ -50,6 +50,7 @@ def create_app(settings: Settings, *, manage_connections: bool = True) -> Litest
             await redis.disconnect_redis()
             await db.disconnect()
 
+    mcp.configure(settings)
     pages = Router(path="/", route_handlers=routes.page_handlers(), include_in_schema=False)
     api = Router(
         path="/api/v1",
@@ -61,6 +62,7 @@ def create_app(settings: Settings, *, manage_connections: bool = True) -> Litest
         route_handlers=[
             pages,
             api,
+            mcp.mcp_endpoint,
             healthz,
             readyz,
             csp_report,
@@ -72,6 +74,7 @@ def create_app(settings: Settings, *, manage_connections: bool = True) -> Litest
             ),
         ],
         on_startup=[start],
+        lifespan=[mcp.running],
         on_shutdown=[stop],
         middleware=[AuthenticationMiddleware()],
         before_send=[add_security_headers],
@@ -81,7 +84,7 @@ def create_app(settings: Settings, *, manage_connections: bool = True) -> Litest
             cookie_secure=settings.secure_cookies,
             cookie_samesite="lax",
             header_name="x-csrf-token",
-            exclude=["^/api/", "^/csp-report$"],
+            exclude=["^/api/", "^/mcp", "^/csp-report$"],
         ),
         template_config=TemplateConfig(engine=Jinja.from_environment(env)),
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]

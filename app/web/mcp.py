@@ -1,0 +1,175 @@
+"""The MCP endpoint at /mcp: AI assistants import links and read the library.
+
+The `mcp` SDK's streamable HTTP transport (stateless, JSON answers) is
+mounted in the Litestar app. A caller authenticates like the API: a Bearer
+API token (app.accounts.middleware), and the token's member permissions
+apply to every tool. Tools are thin callers of the same services and
+queries as the pages and the API, and they answer plain text and JSON -
+never HTML: an assistant gets an article's text and its analysis.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+from urllib.parse import urlsplit
+
+from litestar import asgi
+from litestar.types import HTTPResponseBodyEvent, HTTPResponseStartEvent, Receive, Scope, Send
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
+from pydantic import Field
+
+from app.accounts.roles import Permission
+from app.accounts.types import Viewer
+from app.analysis import queries as analysis_queries
+from app.articles import queries as article_queries
+from app.articles.controllers import analysis_json
+from app.articles.types import LibraryFilter, Source
+from app.core.config import Settings
+from app.core.i18n import _
+from app.imports import queries as import_queries
+from app.imports.controllers import create_from_api, items_json, job_json
+from app.safe_content import to_text
+
+MAX_URLS = 50
+MAX_RESULTS = 50
+
+server: MCPServer[Any] = MCPServer(
+    name="Newsdesk",
+    instructions=(
+        "Newsdesk is a team's library of saved articles. Import links with "
+        "import_articles_from_urls and follow the job with get_import_job; find articles "
+        "with search_library and read one with get_article (plain text and its analysis)."
+    ),
+)
+
+
+def _member(ctx: Context[Any], permission: Permission) -> tuple[Viewer, int]:
+    """The token's member and workspace; ToolError when their role does not allow it."""
+    request = ctx.request_context.request
+    viewer = request.scope.get("user") if request is not None else None
+    if not isinstance(viewer, Viewer) or viewer.workspace_id is None:
+        raise ToolError(_("Send an API token of a workspace member (Authorization: Bearer)."))
+    if not viewer.can(permission):
+        raise ToolError(_("Your role in this workspace does not allow this."))
+    return viewer, viewer.workspace_id
+
+
+@server.tool()
+async def import_articles_from_urls(
+    urls: Annotated[list[str], Field(min_length=1, max_length=MAX_URLS)], ctx: Context[Any]
+) -> dict[str, Any]:
+    """Start an import job that saves these web pages (1 to 50 URLs) into the library.
+
+    Returns the job id to follow with get_import_job, how many URLs it holds, and
+    which entries were left out (invalid, or repeated) with the reason."""
+    viewer, workspace_id = _member(ctx, Permission.ARTICLES_IMPORT)
+    try:
+        return await create_from_api(
+            workspace_id, urls, actor_user_id=viewer.user_id, source=Source.API
+        )
+    except Exception as error:  # ClientException: the list cannot become a job
+        raise ToolError(getattr(error, "detail", str(error))) from None
+
+
+@server.tool()
+async def get_import_job(job_id: int, ctx: Context[Any]) -> dict[str, Any]:
+    """An import job's status and counters, with its first 100 URLs and their states."""
+    _viewer, workspace_id = _member(ctx, Permission.ARTICLES_IMPORT)
+    job = await import_queries.job(workspace_id, job_id)
+    if job is None:
+        raise ToolError(_("There is no import job %(id)s in this workspace.") % {"id": job_id})
+    return {**job_json(job), **items_json(await import_queries.items(workspace_id, job_id))}
+
+
+@server.tool()
+async def search_library(
+    query: str, ctx: Context[Any], limit: Annotated[int, Field(ge=1, le=MAX_RESULTS)] = 10
+) -> list[dict[str, Any]]:
+    """Search the library's articles (words, "a phrase", -without); best matches first."""
+    _viewer, workspace_id = _member(ctx, Permission.DRAFT_VIEW)
+    found = await article_queries.library(workspace_id, LibraryFilter(q=query[:300], limit=limit))
+    return [
+        {
+            "id": row.id,
+            "title": row.title,
+            "url": row.url,
+            "site_name": row.site_name,
+            "published_at": row.published_at.isoformat() if row.published_at else None,
+            "snippet": to_text(row.snippet),
+            "analysis_status": row.analysis_status,
+        }
+        for row in found.items
+    ]
+
+
+@server.tool()
+async def get_article(id: int, ctx: Context[Any]) -> dict[str, Any]:
+    """One article as plain text (never HTML), with its analysis: summary and keywords."""
+    _viewer, workspace_id = _member(ctx, Permission.DRAFT_VIEW)
+    article = await article_queries.article(workspace_id, id) if 0 < id < 2**63 else None
+    if article is None:
+        raise ToolError(_("There is no article %(id)s in this workspace.") % {"id": id})
+    analysis = await analysis_queries.for_article(workspace_id, id)
+    return {
+        "id": article.id,
+        "url": article.url,
+        "title": article.title,
+        "byline": article.byline,
+        "site_name": article.site_name,
+        "language": article.language,
+        "published_at": article.published_at.isoformat() if article.published_at else None,
+        "word_count": article.word_count,
+        "warnings": list(article.warnings),
+        "text": article.text,
+        "analysis": analysis_json(analysis),
+    }
+
+
+def configure(settings: Settings) -> None:
+    """Build the transport; only this installation's own address may be the Host."""
+    base = urlsplit(settings.base_url)
+    server.streamable_http_app(
+        stateless_http=True,
+        json_response=True,
+        transport_security=TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=[base.netloc],
+            allowed_origins=[f"{base.scheme}://{base.netloc}"],
+        ),
+    )
+
+
+@contextlib.asynccontextmanager
+async def running(_app: object = None) -> AsyncIterator[None]:
+    """The transport's task group, for as long as the app runs."""
+    async with server.session_manager.run():
+        yield
+
+
+async def _unauthorised(send: Send) -> None:
+    body = b'{"detail":"Send an API token: Authorization: Bearer <token>."}'
+    start: HTTPResponseStartEvent = {
+        "type": "http.response.start",
+        "status": 401,
+        "headers": [
+            (b"content-type", b"application/json"),
+            (b"www-authenticate", b'Bearer realm="newsdesk"'),
+            (b"content-length", str(len(body)).encode()),
+        ],
+    }
+    await send(start)
+    end: HTTPResponseBodyEvent = {"type": "http.response.body", "body": body, "more_body": False}
+    await send(end)
+
+
+@asgi("/mcp", is_mount=True, copy_scope=False)
+async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
+    viewer = scope.get("user")
+    if not isinstance(viewer, Viewer):
+        await _unauthorised(send)
+        return
+    await server.session_manager.handle_request(scope, receive, send)  # type: ignore[arg-type]

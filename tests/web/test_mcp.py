@@ -1,0 +1,185 @@
+"""The MCP endpoint, driven by the `mcp` SDK's own client against a real server process."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from app.accounts import services as accounts
+from app.articles.services import process_scraped_article
+from app.core import config
+from app.imports import queries as import_queries
+from tests.articles.helpers import article_event
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def server_url(services: None) -> Iterator[str]:
+    """`python -m app serve` on this test's database and Redis."""
+    settings = config.active()
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = {
+        **os.environ,
+        "DATABASE_URL": settings.database_url,
+        "REDIS_URL": settings.redis_url,
+        "REDIS_PREFIX": settings.redis_prefix,
+        "SECRET_KEY": settings.secret_key.get_secret_value(),
+        "BASE_URL": base,
+        "PORT": str(port),
+        "LOG_LEVEL": "WARNING",
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app", "serve"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert process.poll() is None, "the server exited"
+            try:
+                if httpx.get(base + "/readyz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.1)
+        yield base + "/mcp"
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+
+
+async def token_of(people, role: str) -> tuple[str, int]:  # type: ignore[no-untyped-def]
+    person = await people.member(role)
+    token = await accounts.issue_api_token(person.workspace_id, person.user_id, "assistant")
+    return token, person.workspace_id
+
+
+def connect(url: str, token: str) -> Client:
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    return Client(streamable_http_client(url, http_client=http))
+
+
+def answer(result: Any) -> Any:
+    """A tool result's JSON: the structured content, else its text."""
+    if result.structured_content is not None:
+        content = result.structured_content
+        return content.get("result", content) if set(content) == {"result"} else content
+    return json.loads(result.content[0].text)
+
+
+@pytest.fixture
+async def editor_token(people) -> tuple[str, int]:  # type: ignore[no-untyped-def]
+    return await token_of(people, "editor")
+
+
+async def test_an_assistant_imports_links_and_follows_the_job(server_url, editor_token):
+    token, workspace_id = editor_token
+    async with connect(server_url, token) as client:
+        tools = {t.name for t in (await client.list_tools()).tools}
+        assert tools == {
+            "import_articles_from_urls",
+            "get_import_job",
+            "search_library",
+            "get_article",
+        }
+        created = answer(
+            await client.call_tool(
+                "import_articles_from_urls",
+                {"urls": ["https://news.example/a", "https://news.example/b", "ftp://x.example/"]},
+            )
+        )
+        assert created["total_urls"] == 2
+        assert [i["url"] for i in created["invalid"]] == ["ftp://x.example/"]
+        job = answer(await client.call_tool("get_import_job", {"job_id": created["job_id"]}))
+        assert job["status"] == "queued"
+        assert [i["url"] for i in job["items"]] == [
+            "https://news.example/a",
+            "https://news.example/b",
+        ]
+    view = await import_queries.job(workspace_id, created["job_id"])
+    assert view is not None
+    assert view.source == "api"
+
+
+async def test_an_assistant_searches_and_reads_plain_text(server_url, editor_token):
+    token, workspace_id = editor_token
+    stored = await process_scraped_article(
+        workspace_id, article_event("https://news.example/tram", title="Tram budget approved")
+    )
+    async with connect(server_url, token) as client:
+        found = answer(await client.call_tool("search_library", {"query": "tram", "limit": 5}))
+        assert [a["id"] for a in found] == [stored.article_id]
+        article = answer(await client.call_tool("get_article", {"id": stored.article_id}))
+    assert article["title"] == "Tram budget approved"
+    assert "night buses" in article["text"]
+    assert "<" not in article["text"]
+    assert article["analysis"]["status"] in ("pending", "running", "completed")
+
+
+async def test_the_tokens_role_applies(server_url, people):
+    token, _workspace = await token_of(people, "viewer")
+    async with connect(server_url, token) as client:
+        refused = await client.call_tool(
+            "import_articles_from_urls", {"urls": ["https://news.example/a"]}
+        )
+        assert refused.is_error
+        assert "role" in refused.content[0].text
+        assert not (await client.call_tool("search_library", {"query": "x"})).is_error
+
+
+async def test_another_workspaces_job_is_not_found(server_url, people, editor_token):
+    token, _workspace = editor_token
+    other_token, _other = await token_of(people, "editor")
+    async with connect(server_url, other_token) as client:
+        theirs = answer(
+            await client.call_tool("import_articles_from_urls", {"urls": ["https://z.example/1"]})
+        )
+    async with connect(server_url, token) as client:
+        result = await client.call_tool("get_import_job", {"job_id": theirs["job_id"]})
+        assert result.is_error
+
+
+async def test_no_token_no_entry(server_url):
+    async with httpx.AsyncClient() as http:
+        response = await http.post(server_url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"].startswith("Bearer")
+
+
+async def test_more_than_fifty_urls_are_refused(server_url, editor_token):
+    token, _workspace = editor_token
+    async with connect(server_url, token) as client:
+        result = await client.call_tool(
+            "import_articles_from_urls", {"urls": [f"https://a.example/{n}" for n in range(51)]}
+        )
+    assert result.is_error
