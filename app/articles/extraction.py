@@ -232,12 +232,12 @@ def failure_of(url: str, error: EgressError) -> ExtractionError:
             reason = _("The site answered HTTP %(status)s instead of the page.")
         return ExtractionError(url, Failure.HTTP_STATUS, reason % {"status": status}, status=status)
     if isinstance(error, RateLimited):
-        return ExtractionError(
-            url,
-            Failure.RATE_LIMITED,
-            _("The site asked us to slow down; it will be tried again later."),
-            retry_after=error.retry_after,
-        )
+        reason = _("The site asked us to slow down; it will be tried again later.")
+        if error.own_limit_of:  # our own per-host budget, not the site's answer
+            reason = _("Waiting for our own limit for %(host)s; it will be tried again later.") % {
+                "host": error.own_limit_of
+            }
+        return ExtractionError(url, Failure.RATE_LIMITED, reason, retry_after=error.retry_after)
     kinds: list[tuple[type[EgressError], Failure, str]] = [
         (EgressBlocked, Failure.BLOCKED, _("This address cannot be fetched: %(detail)s.")),
         (EgressTimeout, Failure.TIMEOUT, _("The site took too long to answer.")),

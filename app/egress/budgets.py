@@ -122,12 +122,18 @@ class Budgets:
                         url,
                         f"{self.budget(host).inflight} requests to {host} are already open",
                         None,
+                        own_limit_of=host,
                     )
                 await asyncio.sleep(min(poll, left))
                 poll = min(poll * 2, _SLOT_POLL[1])
                 continue
             if wait_ms / 1000 > left:
-                raise RateLimited(url, _why(why, host), wait_ms / 1000)
+                raise RateLimited(
+                    url,
+                    _why(why, host),
+                    wait_ms / 1000,
+                    own_limit_of="" if why == "hold" else host,  # "hold": the site's Retry-After
+                )
             await asyncio.sleep(wait_ms / 1000)
 
     async def _try(self, host: str, lease: float) -> tuple[Lease | None, int, str]:

@@ -42,9 +42,13 @@ class RateLimited(EgressError):
     `retry_after` is in seconds from now, or None when nobody said.
     """
 
-    def __init__(self, url: str, message: str, retry_after: float | None) -> None:
+    def __init__(
+        self, url: str, message: str, retry_after: float | None, *, own_limit_of: str = ""
+    ) -> None:
         super().__init__(url, message)
         self.retry_after = retry_after
+        # The host whose budget of ours (EGRESS_HOST_*) is spent; "" when the site asked.
+        self.own_limit_of = own_limit_of
 
 
 class HttpStatusError(EgressError):

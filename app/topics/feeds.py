@@ -7,7 +7,9 @@ given `bytes` it first tries to open them as a local file name.
 
 from __future__ import annotations
 
+import html
 import io
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -21,6 +23,7 @@ from app.safe_content import Document, from_html, from_text, http_url, to_text
 MAX_ENTRIES = 50  # entries read per run; a feed's oldest beyond this were seen before
 # Feed content shorter than this is a teaser: the article is fetched instead.
 FULL_TEXT_MIN_WORDS = 100
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # characters no name holds
 
 
 class NotAFeed(ValueError):
@@ -59,8 +62,11 @@ def parse_feed(content: bytes, *, url: str, content_type: str | None = None) -> 
     feed = parsed.get("feed", {})
     entries: list[FeedEntry] = []
     without_link = 0
+    # feedparser falls back to its loose parser on malformed XML (a stray control
+    # character is enough); that one leaves entities in some fields, e.g. the author.
+    loose = bool(parsed.get("bozo"))
     for raw in parsed.get("entries", [])[:MAX_ENTRIES]:
-        entry = _entry(raw, url, atom)
+        entry = _entry(raw, url, atom, loose=loose)
         if entry is None:
             without_link += 1
         else:
@@ -73,7 +79,7 @@ def parse_feed(content: bytes, *, url: str, content_type: str | None = None) -> 
     )
 
 
-def _entry(raw: Any, feed_url: str, atom: bool) -> FeedEntry | None:
+def _entry(raw: Any, feed_url: str, atom: bool, *, loose: bool = False) -> FeedEntry | None:
     link = http_url(str(raw.get("link", "")), feed_url)
     if link is None:
         # Some feeds put the permalink only in the guid.
@@ -88,7 +94,7 @@ def _entry(raw: Any, feed_url: str, atom: bool) -> FeedEntry | None:
         link=link,
         entry_id=str(raw.get("id", ""))[:500],
         title=_plain(raw.get("title", ""), raw.get("title_detail")),
-        byline=" ".join(str(raw.get("author", "")).split())[:300],
+        byline=_byline(raw, loose=loose),
         published_at=moment_of(raw.get("published_parsed") or raw.get("updated_parsed")),
         body_html=content_html or summary_html,
         summary_only=atom and not content_html,
@@ -96,12 +102,20 @@ def _entry(raw: Any, feed_url: str, atom: bool) -> FeedEntry | None:
     )
 
 
+def _byline(raw: Any, *, loose: bool) -> str:
+    """The author as plain text: the loose parser leaves `Smith &amp; Jones` escaped, once."""
+    text = str(raw.get("author", ""))
+    if loose:
+        text = html.unescape(text)
+    return " ".join(_CONTROL.sub(" ", text).split())[:300]
+
+
 def _plain(value: object, detail: Any) -> str:
     text = str(value or "")
     kind = str((detail or {}).get("type", "")) if isinstance(detail, dict) else ""
     if "html" in kind or "<" in text:
         text = to_text(from_html(text))
-    return " ".join(text.split())[:1000]
+    return " ".join(_CONTROL.sub(" ", text).split())[:1000]
 
 
 def moment_of(parsed: Any) -> datetime | None:

@@ -228,3 +228,20 @@ def test_the_operators_arxiv_budget_wins_and_other_hosts_are_kept():
     assert budgets["export.arxiv.org"].rate == 0.1
     assert budgets["api.example.org"].rate == 5
     assert budgets["arxiv.org"].rate == 0.333
+
+
+@pytest.mark.parametrize("stray", ["\x01", ""], ids=["loosely-parsed", "well-formed"])
+def test_feed_authors_are_plain_text_once_even_when_the_feed_is_parsed_loosely(stray: str) -> None:
+    from app.topics.feeds import parse_feed
+
+    body = (
+        '<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel>'
+        "<title>Tom &amp; Jerry News</title><link>https://a.example/</link><item>"
+        f"<title>Fish &amp; chips{stray}</title><link>https://a.example/1</link>"
+        "<author>Smith &amp; Jones</author><description>x</description></item></channel></rss>"
+    ).encode()
+    feed = parse_feed(body, url="https://a.example/feed")
+    entry = feed.entries[0]
+    assert entry.byline == "Smith & Jones"
+    assert entry.title == "Fish & chips"
+    assert feed.title == "Tom & Jerry News"

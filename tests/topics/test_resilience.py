@@ -151,3 +151,30 @@ async def test_a_source_is_claimed_for_a_minute_and_the_heartbeat_extends_only_i
             source_id,
         )
     assert not await services.renew_lease(leased)
+
+
+# Our own limit is not the site's ----------------------------------------------------------
+
+
+async def test_a_run_stopped_by_our_own_host_budget_says_so(site, site_egress, workspace):
+    site_egress(egress_host_budgets=["127.0.0.1=0.01/1/1"], budget_wait=0)  # one request
+    topic_id, source_id = await topic_with(
+        workspace, SourceForm("feed", url=site.base + "/feeds/full.rss")
+    )
+    await scraping.scrape_source(workspace, source_id)  # spends the one token
+    await make_due(workspace, source_id)
+    await scraping.scrape_source(workspace, source_id)
+    run = await latest_run(workspace, topic_id)
+    assert run.status == RunStatus.FAILED
+    assert run.error == ("Waiting for our own limit for 127.0.0.1; it will be tried again later.")
+    assert "asked us to slow down" not in run.error
+
+
+async def test_a_site_answering_429_still_asked_us_to_slow_down(site, site_egress, workspace):
+    site.routes["/feeds/busy.rss"] = Reply(status=429, headers=[("Retry-After", "120")])
+    topic_id, source_id = await topic_with(
+        workspace, SourceForm("feed", url=site.base + "/feeds/busy.rss")
+    )
+    await scraping.scrape_source(workspace, source_id)
+    run = await latest_run(workspace, topic_id)
+    assert run.error == "The site asked us to slow down; it will be tried again later."
