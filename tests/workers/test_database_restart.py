@@ -11,6 +11,7 @@ import functools
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -31,8 +32,9 @@ STORIES = 16
 
 
 @pytest.fixture
-async def cluster(tmp_path: Path) -> AsyncIterator[PrivatePostgres]:
-    server = PrivatePostgres(Path("/tmp") / f"nd-pg-{tmp_path.name}")
+async def cluster() -> AsyncIterator[PrivatePostgres]:
+    # Outside pytest's tmp folder, which the postgres user cannot reach.
+    server = PrivatePostgres(Path(tempfile.mkdtemp(prefix="nd-pg-")))
     await asyncio.to_thread(server.init)
     await asyncio.to_thread(server.start)
     try:
