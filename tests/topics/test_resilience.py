@@ -178,3 +178,18 @@ async def test_a_site_answering_429_still_asked_us_to_slow_down(site, site_egres
     await scraping.scrape_source(workspace, source_id)
     run = await latest_run(workspace, topic_id)
     assert run.error == "The site asked us to slow down; it will be tried again later."
+
+
+async def test_the_topic_page_shows_a_partial_run_as_partial(client, people, site, site_egress):
+    from tests.factories import sign_in
+
+    person = await people.member("editor")
+    await sign_in(client, person.email)
+    url = serve_feed(site, "flaky", 2)
+    site.routes["/story/flaky-1"] = Reply(status=503, body=b"try later")
+    topic_id, source_id = await topic_with(person.workspace_id, SourceForm("feed", url=url))
+    run_id = await scraping.scrape_source(person.workspace_id, source_id)
+    page = await client.get(f"/topics/{topic_id}")
+    assert page.status_code == 200
+    row = page.text.split(f'id="run-{run_id}"', 1)[1].split("</tr>", 1)[0]
+    assert '<td class="status">partial</td>' in row
