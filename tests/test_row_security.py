@@ -11,8 +11,10 @@ import asyncpg
 import pytest
 
 from app.core import db
+from app.topics import queries as topic_queries
 from app.topics import services as topics
-from app.topics.types import TopicForm
+from app.topics.types import TopicForm, TopicSummary
+from tests.factories import sign_in
 from tests.fixtures import as_owner
 
 WORKSPACE_TABLES = """
@@ -113,3 +115,32 @@ async def test_tables_the_owner_adds_later_are_granted_to_the_app(clean_db):
         assert await db.fetchval("SELECT count(*) FROM later_things") == 1
     finally:
         await as_owner("DROP TABLE later_things")
+
+
+async def test_reads_bound_to_a_workspace_see_only_it(people):
+    mine, _theirs = await _two_workspaces(people)
+    with db.bound_to(mine):
+        names = [r["name"] for r in await db.fetch("SELECT name FROM topics")]
+        with db.system():
+            everyone = await db.fetchval("SELECT count(DISTINCT workspace_id) FROM topics")
+    assert names == ["Floods"]
+    assert everyone == 2
+
+
+async def test_a_page_whose_query_forgets_the_workspace_shows_only_the_viewers(
+    people, client, monkeypatch
+):
+    """Requests are bound to the viewer's workspace: a careless query leaks nothing."""
+    mine, _theirs = await _two_workspaces(people)
+    me = await people.member("editor", mine)
+
+    async def careless_topics(workspace_id: int) -> list[TopicSummary]:
+        rows = await db.fetch("SELECT id, name, description FROM topics ORDER BY name")
+        return [TopicSummary(r["id"], r["name"], r["description"], 0, 0, None, 0) for r in rows]
+
+    monkeypatch.setattr(topic_queries, "topics", careless_topics)
+    await sign_in(client, me.email)
+    page = await client.get("/topics")
+    assert page.status_code == 200
+    assert "Floods" in page.text
+    assert "Elections" not in page.text

@@ -13,7 +13,7 @@ from litestar.types import ASGIApp, Receive, Scope, Send
 
 from app.accounts import queries, services
 from app.accounts.types import Viewer
-from app.core import i18n
+from app.core import db, i18n
 
 SESSION_COOKIE = "nd_session"
 API_PREFIX = "/api/"
@@ -80,6 +80,8 @@ class AuthenticationMiddleware(ASGIMiddleware):
         )
         token = i18n.activate(language)
         try:
-            await next_app(scope, receive, send)
+            # Row-level security behind the request's own workspace filters.
+            with db.bound_to(viewer.workspace_id if viewer else None):
+                await next_app(scope, receive, send)
         finally:
             i18n._active.reset(token)

@@ -85,13 +85,14 @@ async def viewer_for_api_token(token: str) -> Identified | None:
 
 
 async def workspaces_of(user_id: int) -> list[WorkspaceChoice]:
-    rows = await db.fetch(
-        """
-        SELECT w.id, w.name, m.role FROM memberships m JOIN workspaces w ON w.id = m.workspace_id
-        WHERE m.user_id = $1 ORDER BY lower(w.name), w.id
-        """,
-        user_id,
-    )
+    with db.system():  # the person's memberships in every workspace (the switcher)
+        rows = await db.fetch(
+            """
+            SELECT w.id, w.name, m.role FROM memberships m JOIN workspaces w ON w.id = m.workspace_id
+            WHERE m.user_id = $1 ORDER BY lower(w.name), w.id
+            """,
+            user_id,
+        )
     return [WorkspaceChoice(id=r["id"], name=r["name"], role=Role(r["role"])) for r in rows]
 
 
@@ -173,14 +174,15 @@ class OpenInvitation(NamedTuple):
 
 async def invitation_by_token(token: str) -> OpenInvitation | None:
     """A usable invitation link's invitation."""
-    row = await db.fetchrow(
-        """
-        SELECT i.id, w.name, i.role, i.email FROM invitations i
-        JOIN workspaces w ON w.id = i.workspace_id
-        WHERE i.token_hash = $1 AND i.accepted_at IS NULL AND i.expires_at > now()
-        """,
-        token_hash(token),
-    )
+    with db.system():  # an invitation to another workspace than the viewer's
+        row = await db.fetchrow(
+            """
+            SELECT i.id, w.name, i.role, i.email FROM invitations i
+            JOIN workspaces w ON w.id = i.workspace_id
+            WHERE i.token_hash = $1 AND i.accepted_at IS NULL AND i.expires_at > now()
+            """,
+            token_hash(token),
+        )
     return OpenInvitation(row["id"], row["name"], Role(row["role"]), row["email"]) if row else None
 
 

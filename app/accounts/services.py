@@ -359,17 +359,20 @@ async def touch_session(session_id: int) -> None:
 
 
 async def switch_workspace(session_id: int, user_id: int, workspace_id: int) -> None:
-    member = await db.fetchval(
-        "SELECT 1 FROM memberships WHERE user_id = $1 AND workspace_id = $2", user_id, workspace_id
-    )
-    if not member:
-        raise AccountError(_("You are not a member of that workspace."), status=404)
-    await db.fetch(
-        "UPDATE sessions SET workspace_id = $3 WHERE id = $1 AND user_id = $2",
-        session_id,
-        user_id,
-        workspace_id,
-    )
+    with db.system():  # from one workspace to another: neither binds this
+        member = await db.fetchval(
+            "SELECT 1 FROM memberships WHERE user_id = $1 AND workspace_id = $2",
+            user_id,
+            workspace_id,
+        )
+        if not member:
+            raise AccountError(_("You are not a member of that workspace."), status=404)
+        await db.fetch(
+            "UPDATE sessions SET workspace_id = $3 WHERE id = $1 AND user_id = $2",
+            session_id,
+            user_id,
+            workspace_id,
+        )
 
 
 # API tokens -------------------------------------------------------------------
@@ -468,9 +471,10 @@ async def revoke_invitation(workspace_id: int, invitation_id: int, *, actor_user
 async def accept_invitation(token: str, user_id: int) -> int:
     """Make `user_id` a member through an invitation link; returns the workspace id."""
     expired = AccountError(_("This invitation link has expired or was used already."), status=404)
-    workspace_id = await db.fetchval(
-        "SELECT workspace_id FROM invitations WHERE token_hash = $1", token_hash(token)
-    )
+    with db.system():  # the invitation's workspace is not (yet) the viewer's
+        workspace_id = await db.fetchval(
+            "SELECT workspace_id FROM invitations WHERE token_hash = $1", token_hash(token)
+        )
     if workspace_id is None:
         raise expired
     async with db.workspace_tx(workspace_id) as tx:

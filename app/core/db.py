@@ -18,7 +18,7 @@ import contextlib
 import contextvars
 import io
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,6 +38,8 @@ AfterCommit = Callable[[], Awaitable[object]]
 
 _engine: PostgresEngine | None = None
 _current_tx: contextvars.ContextVar[Tx | None] = contextvars.ContextVar("nd_tx", default=None)
+# The workspace a request works in: reads outside a transaction see only its rows.
+_bound: contextvars.ContextVar[int | None] = contextvars.ContextVar("nd_bound", default=None)
 
 
 def engine() -> PostgresEngine:
@@ -138,11 +140,34 @@ async def _run_after_commit(tx: Tx) -> None:
             log.error("after-commit callback failed", exc_info=result)
 
 
+@contextlib.contextmanager
+def bound_to(workspace_id: int | None) -> Iterator[None]:
+    """Within this block, `fetch` outside a transaction runs bound to `workspace_id`:
+    row-level security shows it that workspace only. The web binds each request to
+    the viewer's workspace (app.accounts.middleware)."""
+    token = _bound.set(workspace_id)
+    try:
+        yield
+    finally:
+        _bound.reset(token)
+
+
+def system() -> contextlib.AbstractContextManager[None]:
+    """Declare system work inside a request: reads see every workspace again
+    (a person's memberships for the switcher, an invitation of another workspace)."""
+    return bound_to(None)
+
+
 async def fetch(sql: str, *args: Any) -> list[asyncpg.Record]:
-    """A read outside any explicit transaction (joins one when open)."""
+    """A read outside any explicit transaction (joins one when open); bound to the
+    request's workspace when there is one."""
     tx = _current_tx.get()
     if tx is not None:
         return await tx.fetch(sql, *args)
+    workspace_id = _bound.get()
+    if workspace_id is not None:
+        async with transaction(workspace_id) as bound:
+            return await bound.fetch(sql, *args)
     pool = engine().pool
     assert pool is not None
     async with pool.acquire() as conn:
