@@ -98,15 +98,16 @@ async def workspaces_of(user_id: int) -> list[WorkspaceChoice]:
 
 async def preferred_workspace(user_id: int) -> int | None:
     """The workspace a person worked in last (by their sessions), else their first one."""
-    value = await db.fetchval(
-        """
-        SELECT m.workspace_id FROM memberships m
-        LEFT JOIN sessions s ON s.user_id = m.user_id AND s.workspace_id = m.workspace_id
-        WHERE m.user_id = $1 GROUP BY m.workspace_id
-        ORDER BY max(s.last_seen_at) DESC NULLS LAST, m.workspace_id LIMIT 1
-        """,
-        user_id,
-    )
+    with db.system():  # across the person's workspaces
+        value = await db.fetchval(
+            """
+            SELECT m.workspace_id FROM memberships m
+            LEFT JOIN sessions s ON s.user_id = m.user_id AND s.workspace_id = m.workspace_id
+            WHERE m.user_id = $1 GROUP BY m.workspace_id
+            ORDER BY max(s.last_seen_at) DESC NULLS LAST, m.workspace_id LIMIT 1
+            """,
+            user_id,
+        )
     return int(value) if value is not None else None
 
 
