@@ -165,13 +165,16 @@ async def fetch(sql: str, *args: Any) -> list[asyncpg.Record]:
     if tx is not None:
         return await tx.fetch(sql, *args)
     workspace_id = _bound.get()
-    if workspace_id is not None:
-        async with transaction(workspace_id) as bound:
-            return await bound.fetch(sql, *args)
     pool = engine().pool
     assert pool is not None
+    # asyncpg's own context managers, not Piccolo's transaction: a read cancelled
+    # mid-way (a closed live stream) must give its connection back, rolled back.
     async with pool.acquire() as conn:
-        return await conn.fetch(sql, *args)
+        if workspace_id is None:
+            return await conn.fetch(sql, *args)
+        async with conn.transaction():
+            await conn.execute("SELECT set_config('app.workspace_id', $1, true)", str(workspace_id))
+            return await conn.fetch(sql, *args)
 
 
 async def fetchrow(sql: str, *args: Any) -> asyncpg.Record | None:
