@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncpg
 import pytest
 
+from app.accounts import services as account_services
 from app.core import db
 from app.topics import queries as topic_queries
 from app.topics import services as topics
@@ -98,6 +99,18 @@ async def test_a_bound_transaction_cannot_write_into_another_workspace(people):
     async with db.workspace_tx(mine) as tx:
         assert await tx.execute("DELETE FROM topics WHERE workspace_id = $1", theirs) == "DELETE 0"
     assert await db.fetchval("SELECT count(*) FROM topics") == 2
+
+
+async def test_removing_a_member_detaches_their_sessions_in_that_workspace_only(people):
+    """A bound transaction may let a session go (workspace_id NULL), not move it."""
+    mine, _theirs = await _two_workspaces(people)
+    person = await people.member("editor", mine)
+    session = await account_services.start_session(person.user_id)
+    assert session.workspace_id == mine
+    await account_services.remove_member(mine, person.user_id, actor_user_id=person.user_id)
+    row = await db.fetchrow("SELECT workspace_id FROM sessions WHERE user_id = $1", person.user_id)
+    assert row is not None
+    assert row["workspace_id"] is None
 
 
 async def test_unbound_system_work_sees_every_workspace(people):

@@ -237,17 +237,21 @@ async def remove_member(workspace_id: int, user_id: int, *, actor_user_id: int) 
             user_id,
         )
         await tx.execute(
-            "UPDATE sessions SET workspace_id = NULL WHERE user_id = $1 AND workspace_id = $2",
-            user_id,
-            workspace_id,
-        )
-        await tx.execute(
             "UPDATE api_tokens SET revoked_at = now() WHERE user_id = $1 AND workspace_id = $2 AND revoked_at IS NULL",
             user_id,
             workspace_id,
         )
         name = await tx.fetchval("SELECT display_name FROM users WHERE id = $1", user_id)
         await record(tx, "member_removed", actor_user_id=actor_user_id, subject=name or "")
+    # Their sessions leave the workspace too. System work: row-level security lets
+    # no workspace transaction write a row out of its workspace. Until this runs the
+    # sessions already work in no workspace (a session's workspace is its membership's).
+    with db.system():
+        await db.fetch(
+            "UPDATE sessions SET workspace_id = NULL WHERE user_id = $1 AND workspace_id = $2",
+            user_id,
+            workspace_id,
+        )
 
 
 # Signing in -----------------------------------------------------------------
