@@ -327,6 +327,43 @@ async def test_an_expired_lease_is_taken_over(workspace, settings, redis):
     assert (await row(article_id))["attempts"] == 2
 
 
+async def test_a_dead_jobs_arq_id_does_not_swallow_the_reconcilers_wake_up(
+    workspace, settings, redis
+):
+    article_id = await new_article(workspace)
+    await db.fetchval(  # claimed by a worker that was killed; its lease ran out
+        "UPDATE analyses SET status = 'running', attempts = 1, "
+        "lease_until = now() - interval '1 second' WHERE article_id = $1 RETURNING id",
+        article_id,
+    )
+    await redis.flushdb()
+    # arq still holds the dead job under the article's id (until its own timeout).
+    await redis.set(f"arq:job:analyse:{workspace}:{article_id}", b"held by a dead job")
+
+    assert await reconcile() == 1
+    assert [j.args for j in await queued_jobs()] == [(workspace, article_id)]
+
+
+async def test_a_claim_lasts_a_minute_and_its_heartbeat_keeps_the_fence(workspace, settings):
+    from app.analysis.services import _claim, _renew
+
+    article_id = await new_article(workspace)
+    claim = await _claim(workspace, article_id)
+    assert claim is not None
+    left = await db.fetchval(
+        "SELECT extract(epoch FROM lease_until - now()) FROM analyses WHERE article_id = $1",
+        article_id,
+    )
+    assert 50 < left <= 60
+    before = claim.lease_until
+    assert await _renew(workspace, claim)
+    assert claim.lease_until > before  # the result is still written under the new fence
+    assert (
+        await db.fetchval("SELECT lease_until FROM analyses WHERE article_id = $1", article_id)
+        == claim.lease_until
+    )
+
+
 async def test_a_live_lease_is_left_alone(workspace, settings):
     article_id = await new_article(workspace)
     await db.fetchval(
