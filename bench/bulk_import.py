@@ -1,0 +1,229 @@
+"""Bulk import throughput: 1,000 URLs from a loopback article site, against a bare loop.
+
+    .venv/bin/python bench/bulk_import.py [urls]
+
+With the test services running (scripts/services.sh start test); DATABASE_URL
+and REDIS_URL as for the other benchmarks (it recreates `newsdesk_bench`).
+
+A loopback article site (tests/fakes) serves `urls` realistic news pages of
+50-150 KB each (the fake site's article with more paragraphs). For 1 and then
+2 real worker processes (`python -m app worker`), it times `create_job` to
+the job's `done`, and checks every URL was stored exactly once. In the same
+run, a bare single-process loop fetches the same pages over a plain socket
+and runs `trafilatura.extract` on each - no egress, no database. It prints
+URLs/s and the ratio to the bare loop (target: >= 0.8x with one worker,
+>= 1.5x with two).
+
+The loopback site's per-host budget is raised for the run (EGRESS_HOST_BUDGETS
+127.0.0.1=1000/1000/64): the default 2 requests/s per host is politeness
+toward real sites, and measuring it would measure the budget, not the import.
+IMPORT_IN_FLIGHT_PER_JOB stays at its default (3).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import trafilatura
+
+from app.accounts import services as accounts
+from app.core import config, db
+from app.core import redis as core_redis
+from app.core.config import Settings
+from app.imports import services as imports
+from bench.process_articles import DATABASE_URL, REDIS_URL, recreate_database
+from tests.egress.servers import Reply
+from tests.fakes.site import HTML, SiteThread
+
+ROOT = Path(__file__).resolve().parent.parent
+URLS = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
+BUDGET = "127.0.0.1=1000/1000/64"
+_WORDS = [
+    "the",
+    "council",
+    "said",
+    "on",
+    "tuesday",
+    "that",
+    "the",
+    "flood",
+    "warning",
+    "system",
+    "along",
+    "the",
+    "river",
+    "would",
+    "share",
+    "sensors",
+    "sirens",
+    "and",
+    "staff",
+    "between",
+    "six",
+    "towns",
+    "after",
+    "last",
+    "winter",
+    "when",
+    "water",
+    "rose",
+    "faster",
+    "than",
+    "anyone",
+    "had",
+    "measured",
+    "residents",
+    "asked",
+    "for",
+    "clearer",
+    "alerts",
+    "and",
+    "engineers",
+    "for",
+    "better",
+    "gauges",
+]
+
+
+def page_body(template: str, n: int) -> bytes:
+    """The fake site's article with paragraphs added up to 50-150 KB."""
+    rng = random.Random(n)
+    target = rng.randint(50_000, 150_000)
+    paragraphs: list[str] = []
+    size = len(template)
+    while size < target:
+        sentence = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(12, 30)))
+        paragraph = f"<p>{sentence.capitalize()}. {sentence}.</p>\n"
+        paragraphs.append(paragraph)
+        size += len(paragraph)
+    return template.replace("</article>", "".join(paragraphs) + "</article>", 1).encode()
+
+
+async def bare_fetch(port: int, path: str) -> bytes:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(
+        f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n".encode()
+    )
+    await writer.drain()
+    raw = await reader.read()
+    writer.close()
+    return raw.partition(b"\r\n\r\n")[2]
+
+
+async def bare_loop(port: int, paths: list[str]) -> float:
+    started = time.perf_counter()
+    for path in paths:
+        html = (await bare_fetch(port, path)).decode("utf-8")
+        assert trafilatura.extract(html)
+    return time.perf_counter() - started
+
+
+def start_worker(settings: Settings, site_allow: str) -> subprocess.Popen[bytes]:
+    env = {
+        **os.environ,
+        "DATABASE_URL": settings.database_url,
+        "REDIS_URL": settings.redis_url,
+        "REDIS_PREFIX": settings.redis_prefix,
+        "SECRET_KEY": settings.secret_key.get_secret_value(),
+        "EGRESS_ALLOW": site_allow,
+        "EGRESS_HOST_BUDGETS": BUDGET,
+        "LOG_LEVEL": "WARNING",
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "app", "worker"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+async def run_import(settings: Settings, urls: list[str], workers: int, allow: str) -> float:
+    user_id = await accounts.create_user(f"w{workers}@bench.example", "Bench", "bench password 1")
+    workspace_id = await accounts.create_workspace(f"bench {workers}", user_id)
+    processes = [start_worker(settings, allow) for _ in range(workers)]
+    try:
+        await asyncio.sleep(3.0)  # the workers connect before the clock starts
+        started = time.perf_counter()
+        job_id = await imports.create_job(workspace_id, urls, actor_user_id=user_id)
+        while (  # noqa: ASYNC110 - the database is what says "done"
+            await db.fetchval("SELECT status FROM import_jobs WHERE id = $1", job_id)
+        ) != "done":
+            await asyncio.sleep(0.1)
+        seconds = time.perf_counter() - started
+    finally:
+        for process in processes:
+            os.killpg(process.pid, signal.SIGTERM)
+        for process in processes:
+            process.wait(20)
+    saved = await db.fetchval(
+        "SELECT count(*) FROM import_items WHERE job_id = $1 AND state = 'saved'", job_id
+    )
+    stored = await db.fetchval(
+        "SELECT count(*) FROM articles WHERE workspace_id = $1", workspace_id
+    )
+    assert saved == stored == len(urls), (saved, stored, len(urls))
+    return seconds
+
+
+async def main() -> None:
+    logging.basicConfig(level=logging.WARNING)
+    settings = Settings(
+        database_url=DATABASE_URL,
+        redis_url=REDIS_URL,
+        secret_key="bench-secret-key-that-is-long-enough-0123456789",  # type: ignore[arg-type]
+        redis_prefix="ndbench",
+        password_hashing="fast",
+        egress_host_budgets=[BUDGET],
+        _env_file=None,  # type: ignore[call-arg]
+    )
+    config.activate(settings)
+    await recreate_database(settings.database_url)
+    engine = await db.connect(settings)
+    await db.migrate(engine)
+    redis = await core_redis.connect_redis(settings)
+    await redis.flushdb()
+    thread = SiteThread(0)
+    site = thread.start()
+    try:
+        template = site.text("pages", "article.html")
+        paths = [f"/bench/{n}" for n in range(URLS)]
+        bodies = [page_body(template, n) for n in range(URLS)]
+        for path, body in zip(paths, bodies, strict=True):
+            site.routes[path] = Reply(headers=[("Content-Type", HTML)], body=body)
+        megabytes = sum(len(b) for b in bodies) / 1e6
+
+        bare = await bare_loop(site.port, paths)
+        results = {}
+        for workers in (1, 2):
+            await redis.flushdb()
+            urls = [f"{site.base}{p}?run={workers}" for p in paths]
+            results[workers] = await run_import(settings, urls, workers, site.allow())
+
+        print(f"pages                   {URLS:,} ({megabytes:.0f} MB, 50-150 KB each)")
+        print(f"loopback host budget    raised for the run: {BUDGET}")
+        print(f"bare fetch+trafilatura  {bare:.1f} s  {URLS / bare:.1f} URLs/s (one process)")
+        for workers, seconds in results.items():
+            print(
+                f"import, {workers} worker(s)      {seconds:.1f} s  {URLS / seconds:.1f} URLs/s"
+                f"  ratio {bare / seconds:.2f}x the bare loop"
+            )
+    finally:
+        thread.stop()
+        await redis.flushdb()
+        await core_redis.disconnect_redis()
+        await db.disconnect()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
