@@ -150,6 +150,9 @@ def cmd_create_user(settings: Settings, args: argparse.Namespace) -> None:
     from app.accounts.roles import Role
     from app.accounts.types import AccountError
 
+    if not args.password and not sys.stdin.isatty():
+        # No terminal to ask on (a script, a pipe, CI): say what to pass instead of hanging.
+        _fail("create-user needs --password when it is not run in a terminal")
     password = args.password or getpass.getpass("Password for the new account: ")
 
     async def work() -> int:
