@@ -189,3 +189,22 @@ async def invitation_by_token(token: str) -> OpenInvitation | None:
 
 async def user_count() -> int:
     return int(await db.fetchval("SELECT count(*) FROM users"))
+
+
+async def session_roles(workspace_id: int, session_ids: list[int]) -> dict[int, Role]:
+    """The role each live session holds in `workspace_id` now (absent: none any more).
+
+    Live streams ask this before every patch they send, for all their clients at once.
+    """
+    rows = await db.fetch(
+        """
+        SELECT s.id, m.role
+        FROM sessions s
+        JOIN users u ON u.id = s.user_id AND u.is_active
+        JOIN memberships m ON m.user_id = s.user_id AND m.workspace_id = s.workspace_id
+        WHERE s.id = ANY($2::bigint[]) AND s.workspace_id = $1 AND s.expires_at > now()
+        """,
+        workspace_id,
+        session_ids,
+    )
+    return {row["id"]: Role(row["role"]) for row in rows}

@@ -30,6 +30,7 @@ from app.core import db, redis
 from app.core.config import active
 from app.core.i18n import LANGUAGES, _
 from app.events.services import record
+from app.live.notices import access_changed, access_changed_after_commit
 
 INVITATION_DAYS = 7
 API_TOKEN_PREFIX = "nd_"  # noqa: S105  (a prefix, not a secret)
@@ -224,6 +225,7 @@ async def change_role(workspace_id: int, user_id: int, role: Role, *, actor_user
             subject=name or "",
             role=role.value,
         )
+        access_changed_after_commit(tx, user_id)  # their open pages re-check at once
 
 
 async def remove_member(workspace_id: int, user_id: int, *, actor_user_id: int) -> None:
@@ -243,6 +245,7 @@ async def remove_member(workspace_id: int, user_id: int, *, actor_user_id: int) 
         )
         name = await tx.fetchval("SELECT display_name FROM users WHERE id = $1", user_id)
         await record(tx, "member_removed", actor_user_id=actor_user_id, subject=name or "")
+        access_changed_after_commit(tx, user_id)  # their open pages are cut at once
     # Their sessions leave the workspace too. System work: row-level security lets
     # no workspace transaction write a row out of its workspace. Until this runs the
     # sessions already work in no workspace (a session's workspace is its membership's).
@@ -347,7 +350,11 @@ async def start_session(user_id: int, *, user_agent: str = "") -> NewSession:
 
 
 async def end_session(token: str) -> None:
-    await db.fetch("DELETE FROM sessions WHERE token_hash = $1", token_hash(token))
+    user_id = await db.fetchval(
+        "DELETE FROM sessions WHERE token_hash = $1 RETURNING user_id", token_hash(token)
+    )
+    if user_id is not None:
+        await access_changed(user_id)  # the session's open pages are cut at once
 
 
 async def touch_session(session_id: int) -> None:

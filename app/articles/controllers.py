@@ -23,8 +23,8 @@ from app.analysis.types import AnalysisView
 from app.articles import queries, services
 from app.articles.labels import TEMPLATE_HELPERS
 from app.articles.listing import FilterError, parse_filter
+from app.articles.live import LibraryView
 from app.articles.types import (
-    LIBRARY_TOPIC,
     AnalysisState,
     ArticleNotFound,
     ArticleRow,
@@ -35,7 +35,7 @@ from app.articles.types import (
     Source,
     article_topic,
 )
-from app.live.streams import follow
+from app.live.streams import follow, live
 from app.safe_content import http_url, to_json
 from app.topics import queries as topic_queries
 from app.web.pages import Form, page, same_site_path
@@ -133,22 +133,12 @@ class LibraryController(Controller):
 
     @get("/stream")
     async def stream(self, request: Request) -> DatastarResponse:
-        viewer, workspace_id = member_of(request)
+        _viewer, workspace_id = member_of(request)
         try:
             f = parse_filter(request.query_params)
         except FilterError as error:
             raise ClientException(detail=error.message) from None
-        can_manage = viewer.can(Permission.ARTICLES_IMPORT)
-
-        async def render(_changed: set[str]) -> list[str]:
-            context = await _list_context(workspace_id, f)
-            return [
-                render_block(
-                    LIBRARY, "list", request, viewer=viewer, can_manage=can_manage, **context
-                )
-            ]
-
-        return follow(workspace_id, {LIBRARY_TOPIC}, render)
+        return live(request, lambda viewer: LibraryView(viewer, workspace_id, f, _list_context))
 
     @get("/more")
     async def more(self, request: Request) -> DatastarResponse:
@@ -200,7 +190,7 @@ class LibraryController(Controller):
             analysis = await analysis_queries.for_article(workspace_id, article_id)
             return [render_block(READER, "analysis", request, viewer=viewer, analysis=analysis)]
 
-        return follow(workspace_id, {article_topic(article_id)}, render)
+        return follow(request, {article_topic(article_id)}, render)
 
     @post("/{article_id:int}/delete", guards=[allows(Permission.ARTICLES_IMPORT)])
     async def delete(

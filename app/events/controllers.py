@@ -111,7 +111,7 @@ class ActivityController(Controller):
                 )
             ]
 
-        return follow(workspace_id, {ACTIVITY_TOPIC}, render)
+        return follow(request, {ACTIVITY_TOPIC}, render)
 
 
 class EventsApi(Controller):

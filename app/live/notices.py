@@ -1,12 +1,24 @@
-"""Publishing notices: `publish_after_commit(tx, topic)` is how writers tell pages."""
+"""Publishing notices: `publish_after_commit(tx, topic)` is how writers tell pages.
+
+A notice may name what changed (`publish_after_commit(tx, "library", article_id=7)`);
+streams do not rely on it: they read the state from PostgreSQL and send the difference.
+
+`access_changed_after_commit(tx, user_id)` tells a person's open streams to re-check
+who they are at once (a member removed or demoted, a session ended).
+"""
 
 from __future__ import annotations
 
 import json
+import logging
+
+from redis.exceptions import RedisError
 
 from app.core import redis
 from app.core.config import active
 from app.core.db import Tx
+
+log = logging.getLogger(__name__)
 
 
 def channel(workspace_id: int) -> str:
@@ -15,6 +27,14 @@ def channel(workspace_id: int) -> str:
 
 def channel_pattern() -> str:
     return active().redis_key("ws", "*")
+
+
+def user_channel(user_id: int) -> str:
+    return active().redis_key("user", user_id)
+
+
+def user_channel_pattern() -> str:
+    return active().redis_key("user", "*")
 
 
 async def publish(workspace_id: int, topic: str, **data: object) -> None:
@@ -30,5 +50,26 @@ def publish_after_commit(tx: Tx, topic: str, **data: object) -> None:
 
     async def send() -> None:
         await publish(workspace_id, topic, **data)
+
+    tx.after_commit(send)
+
+
+async def access_changed(user_id: int) -> None:
+    """Tell `user_id`'s open streams (in every process) to re-check their access now.
+
+    Without Redis the notice is lost, never the sign-out that sent it: every open
+    stream re-checks its access anyway when the hub has Redis again.
+    """
+    try:
+        await redis.client().publish(user_channel(user_id), "{}")
+    except RedisError as error:
+        log.warning("access notice for user %s lost: %s", user_id, error)
+
+
+def access_changed_after_commit(tx: Tx, user_id: int) -> None:
+    """`access_changed`, once `tx` commits (a removal or a role change)."""
+
+    async def send() -> None:
+        await access_changed(user_id)
 
     tx.after_commit(send)

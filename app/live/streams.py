@@ -1,25 +1,47 @@
-"""The one SSE pattern every live page uses: state first, then follow.
+"""The SSE streams every live page uses: state first, then follow.
 
-    return follow(workspace_id, {"activity"}, render)
+Shared views (render once, fan out; see app.live.views):
+
+    return live(request, lambda viewer: LibraryView(viewer, f))
+
+Private regions (rendered for this one stream):
+
+    return follow(request, {"activity"}, render)
 
 `render(changed)` returns the HTML of the regions to patch (each an element
 with an id; Datastar morphs it into place). It is called once with every
 topic when the stream opens - after the subscription is live, so nothing
 committed in between is missed - and again for each batch of changed topics.
+
+Either way the stream re-checks its viewer whenever their access may have
+changed (a notice on their own channel, or a patch the view's group found
+they may no longer see): a signed-out or removed person's stream is cut with
+a notice; a person whose role changed moves to the view of their new role.
 """
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from typing import Any
 
 from datastar_py.litestar import DatastarResponse
 from datastar_py.sse import DatastarEvent
 from datastar_py.sse import ServerSentEventGenerator as SSE
+from litestar import Request
 
+from app.accounts.guards import member_of
+from app.accounts.roles import Permission
+from app.accounts.types import Viewer
+from app.core import i18n
+from app.core.i18n import _
+from app.live.fanout import Client, fanout
 from app.live.hub import hub
+from app.live.views import Audience, LiveView
 
 Render = Callable[[set[str]], Awaitable[Iterable[str]]]
+ViewFactory = Callable[[Viewer], LiveView | None]
 
 KEEPALIVE_SECONDS = 20.0
 # An SSE comment: keeps proxies from closing a quiet stream.
@@ -28,7 +50,9 @@ KEEPALIVE = DatastarEvent(": keepalive\n\n")
 # and the reconnect re-checks the session and re-sends the whole state.
 MAX_STREAM_SECONDS = 15 * 60.0
 
-# The attribute a page puts on its root to open its stream.
+# The attribute a page puts on its root to open its stream. Datastar closes a
+# GET stream while its tab is hidden and reopens it on return (openWhenHidden
+# is false for GET), so background tabs hold no connection.
 STREAM_OPTIONS = "{retry: 'always', retryMaxCount: 1000000, retryMaxWait: 15000}"
 
 
@@ -37,23 +61,111 @@ def stream_attribute(url: str) -> str:
     return f"@get('{url}', {STREAM_OPTIONS})"
 
 
-def follow(workspace_id: int, topics: set[str], render: Render) -> DatastarResponse:
-    return DatastarResponse(_events(workspace_id, topics, render))
+def audience_of(viewer: Viewer) -> Audience:
+    """What a shared render of a page may depend on: role, language, time zone."""
+    if viewer.role is None:
+        raise ValueError("a live view needs a member")
+    return Audience.of(viewer.role, i18n.active_language(), viewer.time_zone)
+
+
+def live(
+    request: Request, make_view: ViewFactory, *, permission: Permission = Permission.DRAFT_VIEW
+) -> DatastarResponse:
+    """A stream of the shared view `make_view(viewer)` builds for the viewer.
+
+    `permission` is what the page's guard asks; a re-check that finds it gone cuts the stream.
+    """
+    # Encoded once per view and shared: the bytes pass through Litestar's Stream as they are.
+    return DatastarResponse(_events(request, make_view, permission))  # type: ignore[arg-type]
+
+
+_private_keys = itertools.count()
+
+
+class _PrivateView(LiveView):
+    """A view nobody shares: `render(changed)` is the whole of it."""
+
+    def __init__(self, workspace_id: int, topics: set[str], render: Render, audience: Audience):
+        self.key = ("private", next(_private_keys))
+        self.workspace_id = workspace_id
+        self.topics = frozenset(topics)
+        self.audience = audience
+        self._render = render
+
+    async def load(self, changed: set[str]) -> list[str]:
+        return list(await self._render(changed))
+
+    def render_state(self, model: Any) -> list[str]:
+        return list(model)
+
+
+def follow(request: Request, topics: set[str], render: Render) -> DatastarResponse:
+    viewer, workspace_id = member_of(request)
+    view = _PrivateView(workspace_id, topics, render, audience_of(viewer))
+
+    def same_role_only(again: Viewer) -> LiveView | None:
+        # `render` was made for the old role: the browser reconnects for the new one.
+        return view if again.role == viewer.role else None
+
+    return live(request, same_role_only)
 
 
 async def _events(
-    workspace_id: int, topics: set[str], render: Render
-) -> AsyncIterator[DatastarEvent]:
+    request: Request, make_view: ViewFactory, permission: Permission
+) -> AsyncIterator[bytes | DatastarEvent]:
+    viewer, _workspace_id = member_of(request)
+    view = make_view(viewer)
+    if view is None:
+        return
+    client = Client(viewer.session_id)
     deadline = time.monotonic() + MAX_STREAM_SECONDS
-    async with hub.subscribe(workspace_id, topics) as subscription:
-        for html in await render(set(topics)):
-            yield SSE.patch_elements(html)
-        while not subscription.closed and time.monotonic() < deadline:
-            changed = await subscription.next_change(KEEPALIVE_SECONDS)
-            if subscription.closed:
-                break
-            if not changed:
-                yield KEEPALIVE
-                continue
-            for html in await render(changed):
-                yield SSE.patch_elements(html)
+    with hub.watch_user(viewer.user_id, client.flag_recheck):
+        while True:
+            async with fanout.join(view, client) as group:
+                while True:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        return
+                    data = await client.take(min(KEEPALIVE_SECONDS, left))
+                    if data:
+                        yield data
+                    if client.behind:
+                        await group.catch_up(client)
+                        continue
+                    if client.recheck:
+                        client.recheck = False
+                        again = await _recheck(request, view, make_view, permission)
+                        if isinstance(again, str):
+                            yield SSE.patch_elements(again)
+                            return
+                        if again is None:  # the browser reconnects and starts afresh
+                            return
+                        if again.key != view.key:
+                            view = again
+                            break  # to the group of its new view
+                        continue
+                    if not data:
+                        yield KEEPALIVE
+
+
+async def _recheck(
+    request: Request, view: LiveView, make_view: ViewFactory, permission: Permission
+) -> LiveView | str | None:
+    """The view the viewer may see now: the same, another, or a notice that cuts the stream."""
+    from app.accounts.middleware import identify
+    from app.web.templating import render_block
+
+    viewer = await identify(request.scope)
+    if viewer is None:
+        return render_block("errors/error.html", "session_ended", request)
+    if viewer.workspace_id != view.workspace_id or not viewer.can(permission):
+        return render_block(
+            "errors/error.html",
+            "notice",
+            request,
+            title=_("Not allowed"),
+            detail=_("You no longer have access to this page. Reload it to go on."),
+        )
+    if viewer.role == view.audience.role:
+        return view
+    return make_view(viewer)

@@ -122,7 +122,7 @@ class TopicsController(Controller):
             }
             return [render_block(SHOW, block, request, **context) for block in ("sources", "runs")]
 
-        return follow(workspace_id, {topic_channel(topic_id)}, render)
+        return follow(request, {topic_channel(topic_id)}, render)
 
     @post("/{topic_id:int}/edit", guards=MANAGE)
     async def edit(

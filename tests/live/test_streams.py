@@ -5,9 +5,11 @@ import asyncio
 import pytest
 
 from app.core import db
+from app.core import redis as core_redis
 from app.live.hub import hub
-from app.live.notices import publish, publish_after_commit
-from app.live.streams import KEEPALIVE, _events
+from app.live.notices import channel, publish, publish_after_commit
+from app.live.streams import KEEPALIVE, follow
+from tests.live.helpers import stream_request
 
 
 async def _workspace(people) -> int:
@@ -15,8 +17,18 @@ async def _workspace(people) -> int:
     return person.workspace_id
 
 
+async def _follow(workspace_id: int, topics: set[str], render):
+    """follow()'s event stream for the workspace's owner, as the browser reads it."""
+    owner = await db.fetchval(
+        "SELECT user_id FROM memberships WHERE workspace_id = $1 AND role = 'owner'", workspace_id
+    )
+    request = await stream_request(owner)
+    return follow(request, topics, render).iterator
+
+
 async def _next(stream, timeout: float = 5.0) -> str:
-    return await asyncio.wait_for(anext(stream), timeout)
+    chunk = await asyncio.wait_for(anext(stream), timeout)
+    return chunk.decode() if isinstance(chunk, bytes) else chunk
 
 
 async def test_a_stream_sends_the_state_first_then_follows_changes(services, people):
@@ -28,7 +40,7 @@ async def test_a_stream_sends_the_state_first_then_follows_changes(services, peo
         renders.append(changed)
         return [f'<p id="count">{state["n"]}</p>']
 
-    stream = _events(workspace_id, {"counter"}, render)
+    stream = await _follow(workspace_id, {"counter"}, render)
     first = await _next(stream)
     assert 'id="count">0<' in first
     assert renders == [{"counter"}]
@@ -49,7 +61,7 @@ async def test_notices_of_other_topics_and_workspaces_do_not_wake_a_stream(
     async def render(changed: set[str]) -> list[str]:
         return ['<p id="x">state</p>']
 
-    stream = _events(workspace_id, {"counter"}, render)
+    stream = await _follow(workspace_id, {"counter"}, render)
     await _next(stream)
     await publish(workspace_id, "something-else")
     await publish(other_workspace, "counter")
@@ -66,12 +78,14 @@ async def test_a_burst_of_notices_is_rendered_once_not_once_per_notice(services,
         renders += 1
         return ['<p id="x">state</p>']
 
-    stream = _events(workspace_id, {"counter"}, render)
+    stream = await _follow(workspace_id, {"counter"}, render)
     await _next(stream)
-    for _ in range(100):
-        await publish(workspace_id, "counter")
-    await asyncio.sleep(0.3)  # all 100 reach this process while the stream waits
+    async with core_redis.client().pipeline(transaction=False) as burst:
+        for _ in range(100):
+            burst.publish(channel(workspace_id), '{"topic":"counter"}')
+        await burst.execute()
     await _next(stream)
+    await asyncio.sleep(0.3)
     assert renders == 2  # the first state, then one re-render for the whole burst
     await stream.aclose()
 
@@ -102,11 +116,11 @@ async def test_a_reconnect_sees_what_changed_while_it_was_away(services, people)
     async def render(changed: set[str]) -> list[str]:
         return [f'<ol id="rows">{"".join(f"<li>{r}</li>" for r in rows)}</ol>']
 
-    stream = _events(workspace_id, {"rows"}, render)
+    stream = await _follow(workspace_id, {"rows"}, render)
     await _next(stream)
     await stream.aclose()  # the browser goes away
     rows.append("while away")
     await publish(workspace_id, "rows")  # nobody listens
-    again = _events(workspace_id, {"rows"}, render)
+    again = await _follow(workspace_id, {"rows"}, render)
     assert "<li>while away</li>" in await _next(again)
     await again.aclose()

@@ -1,0 +1,53 @@
+"""Live streams without HTTP: a real session, a request scope, and the stream's events."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+from litestar import Request
+
+from app.accounts import queries as account_queries
+from app.accounts import services as account_services
+from app.live.streams import KEEPALIVE
+
+
+async def stream_request(user_id: int, path: str = "/x/stream") -> Request[Any, Any, Any]:
+    """A request as the middleware leaves it: a fresh session cookie and its viewer."""
+    session = await account_services.start_session(user_id)
+    found = await account_queries.viewer_for_session(session.token)
+    assert found is not None
+    scope: dict[str, Any] = {
+        "type": "http",
+        "method": "GET",
+        "path": path,
+        "query_string": b"",
+        "headers": [(b"cookie", f"nd_session={session.token}".encode())],
+        "user": found.viewer,
+        "state": {},
+    }
+    request: Request[Any, Any, Any] = Request(scope)  # type: ignore[arg-type]
+    request.scope["session_token"] = session.token  # type: ignore[typeddict-unknown-key]
+    return request
+
+
+async def next_event(stream: AsyncIterator[Any], timeout: float = 5.0) -> str:
+    """The stream's next chunk as text, skipping keep-alives."""
+    while True:
+        chunk = await asyncio.wait_for(anext(stream), timeout)
+        text = chunk.decode() if isinstance(chunk, bytes) else str(chunk)
+        if text != KEEPALIVE:
+            return text
+
+
+async def ended(stream: AsyncIterator[Any], timeout: float = 5.0) -> list[str]:
+    """Everything the stream sends until it ends (fails if it does not end in time)."""
+    sent: list[str] = []
+
+    async def drain() -> None:
+        async for chunk in stream:
+            sent.append(chunk.decode() if isinstance(chunk, bytes) else str(chunk))
+
+    await asyncio.wait_for(drain(), timeout)
+    return sent
