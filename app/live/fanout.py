@@ -103,11 +103,11 @@ class Group:
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name=f"live-view-{self.view.key!r}")
 
-    async def stop(self) -> None:
+    def stop(self) -> asyncio.Task[None] | None:
+        """Cancel the group's task (not awaited: a closing stream must not wait)."""
         if self._task is not None:
             self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        return self._task
 
     async def join(self, client: Client) -> None:
         """Send `client` the current state, then every patch after it."""
@@ -156,7 +156,7 @@ class Group:
             if data:
                 for client in clients:
                     client.send(data)
-        if PAUSED in changed:
+        if PAUSED in changed and not self._paused:
             self._paused = True
             self._state = None
             for client in self.clients:
@@ -214,12 +214,15 @@ class Fanout:
             if group.members == 0:
                 if self.groups.get(view.key) is group:
                     del self.groups[view.key]
-                await group.stop()
+                group.stop()
 
     async def close(self) -> None:
-        for group in list(self.groups.values()):
-            await group.stop()
+        tasks = [group.stop() for group in self.groups.values()]
         self.groups.clear()
+        for task in tasks:
+            if task is not None:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
 
 
 fanout = Fanout()

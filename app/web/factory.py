@@ -17,6 +17,7 @@ from litestar.template import TemplateConfig
 from app.accounts.middleware import AuthenticationMiddleware
 from app.core import config, db, redis
 from app.core.config import Settings
+from app.live.fanout import fanout
 from app.live.hub import hub
 from app.web import mcp, routes
 from app.web.errors import EXCEPTION_HANDLERS
@@ -44,6 +45,7 @@ def create_app(settings: Settings, *, manage_connections: bool = True) -> Litest
             await routes.start(settings)
 
     async def stop() -> None:
+        await fanout.close()
         await hub.close()
         if manage_connections:
             await routes.stop()
