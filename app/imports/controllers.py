@@ -147,7 +147,7 @@ class ImportsController(Controller):
                 render_block(INDEX, "jobs", request, viewer=viewer, jobs=jobs, **TEMPLATE_HELPERS)
             ]
 
-        return follow(workspace_id, {IMPORTS_TOPIC}, render)
+        return follow(request, {IMPORTS_TOPIC}, render)
 
     @get("/{job_id:int}")
     async def show(self, request: Request, job_id: FromPath[int]) -> Template:
@@ -173,7 +173,7 @@ class ImportsController(Controller):
                 render_block(SHOW, "items", request, **context),
             ]
 
-        return follow(workspace_id, {job_topic(job_id)}, render)
+        return follow(request, {job_topic(job_id)}, render)
 
     @post("/{job_id:int}/pause", guards=MANAGE)
     async def pause(self, request: Request, job_id: FromPath[int]) -> Redirect:
