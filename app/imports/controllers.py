@@ -309,7 +309,7 @@ def _follow_save(request: Request, workspace_id: int, job_id: int) -> DatastarRe
             render_block(SAVE, "status", request, found=0, import_url="", error=None, **context)
         ]
 
-    return follow(workspace_id, {job_topic(job_id)}, render)
+    return follow(request, {job_topic(job_id)}, render)
 
 
 def bookmarklet(base_url: str) -> str:
