@@ -19,7 +19,6 @@ from app.web.templating import render_block
 
 LIBRARY = "articles/library.html"
 LIST_ID = "library-rows"
-MORE_ID = "library-more"
 
 
 ListContext = Callable[[int, LibraryFilter], Awaitable[dict[str, Any]]]
@@ -51,13 +50,17 @@ class LibraryView(LiveView):
         return Keyed(
             list_id=LIST_ID,
             rows={f"article-{a.id}": a for a in library.items},
-            frame=(bool(library.items), library.library_is_empty, model["error"]),
-            parts={MORE_ID: model["next_url"]},
+            # "Load more" keeps each client's own cursor (after the last row it shows);
+            # only its appearing or going re-sends the list.
+            frame=(
+                bool(library.items),
+                library.library_is_empty,
+                model["error"],
+                bool(model["next_url"]),
+            ),
         )
 
     def render_row(self, model: dict[str, Any], row_id: str) -> str:
-        if row_id == MORE_ID:
-            return render_block(LIBRARY, "more", None, **model)
         article_id = int(row_id.removeprefix("article-"))
         row = next(a for a in model["library"].items if a.id == article_id)
         return render_block(LIBRARY, "article_row", None, **model, a=row)

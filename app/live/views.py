@@ -95,6 +95,10 @@ def delta(view: LiveView, old: Keyed | None, model: Any) -> list[DatastarEvent] 
         return None
     removed = [row for row in old.rows if row not in new.rows]
     added = [row for row in new.rows if row not in old.rows]
+    if removed and not _added_after(kept_new, added, new) and len(new.rows) >= len(old.rows):
+        # New rows pushed the last ones off the first page: they are still in the
+        # list, so clients keep them (their "Load more" goes on after them).
+        removed = [row for row in removed if not _after(row, kept_old, old)]
     changed = [row for row in kept_new if old.rows[row] != new.rows[row]]
     changed += [part for part, value in new.parts.items() if old.parts.get(part) != value]
     if len(removed) + len(added) + len(changed) > MAX_DELTA_ROWS:
@@ -113,3 +117,13 @@ def delta(view: LiveView, old: Keyed | None, model: Any) -> list[DatastarEvent] 
     for row in changed:
         events.append(SSE.patch_elements(view.render_row(model, row)))
     return events
+
+
+def _after(row: str, kept: list[str], keyed: Keyed) -> bool:
+    """Whether `row` comes after every kept row in `keyed`."""
+    order = list(keyed.rows)
+    return not kept or order.index(row) > order.index(kept[-1])
+
+
+def _added_after(kept: list[str], added: list[str], keyed: Keyed) -> bool:
+    return any(_after(row, kept, keyed) for row in added)

@@ -234,5 +234,6 @@ async def test_load_more_answers_with_rows_to_append_and_the_next_link(client, p
     more = next(e for e in events if 'id="library-more"' in e)
     assert "/articles/more?" in more
     assert 'rel="next"' in more
-    # The rows' Delete comes back to the list, not to this fragment's address.
-    assert 'name="next" value="/articles"' in rows
+    # The rows' Delete submits the page's own form, which comes back to the list.
+    assert 'form="article-actions" formaction="/articles/' in rows
+    assert "_csrf_token" not in rows

@@ -175,3 +175,30 @@ async def test_a_stream_rechecks_the_role_before_each_patch_even_without_a_notic
     assert "Delete</button>" not in patch
     await asyncio.sleep(0)
     await stream.aclose()
+
+
+def test_rows_pushed_off_the_first_page_stay_and_real_removals_go():
+    class Rows(views.LiveView):
+        key = "rows"
+
+        def keyed(self, model):
+            return views.Keyed(list_id="list", rows=dict.fromkeys(model, 1))
+
+        def render_row(self, model, row_id):
+            return f'<li id="{row_id}"></li>'
+
+        async def load(self, changed):
+            raise NotImplementedError
+
+        def render_state(self, model):
+            raise NotImplementedError
+
+    view = Rows()
+    old = view.keyed(["a", "b", "c", "d"])
+    pushed = "".join(views.delta(view, old, ["x", "a", "b", "c"]) or [])
+    assert "mode prepend" in pushed
+    assert "mode remove" not in pushed  # d is still in the list, below: it stays
+    deleted = "".join(views.delta(view, old, ["a", "b", "c", "e"]) or [])
+    assert "selector #d" in deleted  # d is gone: e took its place
+    shrunk = "".join(views.delta(view, old, ["a", "b", "c"]) or [])
+    assert "selector #d" in shrunk
