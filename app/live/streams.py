@@ -34,7 +34,7 @@ from litestar import Request
 from app.accounts.guards import member_of
 from app.accounts.roles import Permission
 from app.accounts.types import Viewer
-from app.core import i18n
+from app.core import db, i18n
 from app.core.i18n import _
 from app.live.fanout import Client, fanout
 from app.live.hub import hub
@@ -155,7 +155,8 @@ async def _recheck(
     from app.accounts.middleware import identify
     from app.web.templating import render_block
 
-    viewer = await identify(request.scope)
+    with db.system():  # who they are is read across workspaces, as the middleware does
+        viewer = await identify(request.scope)
     if viewer is None:
         return render_block("errors/error.html", "session_ended", request)
     if viewer.workspace_id != view.workspace_id or not viewer.can(permission):
