@@ -64,6 +64,8 @@ KEEP_TAGS = frozenset(
 
 def needs_guard(html: str) -> bool:
     """True when `html` has enough markup that html5ever's worst case matters."""
+    if html.count("<") <= GUARD_TAG_THRESHOLD:
+        return False  # counted fast: there are no more tag starts than "<"
     for count, _ in enumerate(_MARKUP_START.finditer(html), start=1):
         if count > GUARD_TAG_THRESHOLD:
             return True

@@ -2,17 +2,19 @@
 
 Pipeline: cap the input size; defuse pathological markup (guard.py); clean
 with a prebuilt nh3 allowlist (html5ever parses hostile markup exactly as a
-browser would and drops everything we do not read); then walk nh3's
-well-formed output with the stdlib HTMLParser into the closed AST. The
-classes nh3 lets through (Mastodon's mention/hashtag/invisible/ellipsis) are
-read here and never reach the output.
+browser would and drops everything we do not read); then build the closed
+AST in one pass over nh3's output. That output is html5ever's serialisation
+of a tree holding only our allowlist, so one regular expression reads it
+(`_TOKEN`); no second HTML parser re-reads it. The classes nh3 lets through
+(Mastodon's mention/hashtag/invisible/ellipsis) are read here and never
+reach the output.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from html.parser import HTMLParser
+from html import unescape
 
 import nh3
 
@@ -39,7 +41,7 @@ from app.safe_content.ast import (
 )
 from app.safe_content.fit import fit
 from app.safe_content.guard import KEEP_TAGS, defuse, needs_guard
-from app.safe_content.textutil import clean_text, merge_text, trim_breaks
+from app.safe_content.textutil import clean_text, collapse_spaces, merge_text, trim_breaks
 from app.safe_content.urls import http_url
 
 MAX_HTML_CHARS = 4_000_000  # input beyond this is cut before parsing
@@ -61,7 +63,14 @@ _CLEANER = nh3.Cleaner(
     strip_comments=True,
 )  # fmt: skip
 
-_WHITESPACE = re.compile(r"[ \t\n\r\f]+")
+# html5ever's serialiser (nh3's output) writes three kinds of token: a start
+# tag with a lowercase name and double-quoted attributes, an end tag, and text
+# in which "<" is always escaped as "&lt;". Text and attribute values are
+# entity-decoded once, as any HTML parser would. A "<" that starts none of
+# these (it never happens) is read as text: the builder only ever gains words.
+_TOKEN = re.compile(r'<(/?)([a-z][a-z0-9]*)((?: [a-z][a-z0-9-]*="[^"]*")*)>|([^<]+|<)')
+_ATTRIBUTE = re.compile(r' ([a-z][a-z0-9-]*)="([^"]*)"')
+_NO_ATTRIBUTES: dict[str, str] = {}
 _HEADING_LEVEL = {"h1": 2, "h2": 2, "h3": 3, "h4": 4, "h5": 4, "h6": 4}
 # Tags that end the current paragraph where they start and where they end.
 _BOUNDARY = frozenset(
@@ -71,6 +80,26 @@ _BOUNDARY = frozenset(
         "dt", "dd", "address", "details", "summary",
     }
 )  # fmt: skip
+# What a start tag does to the tree, by tag name (a tag not listed does nothing).
+_ROLE = {
+    "pre": "pre",
+    **dict.fromkeys(_HEADING_LEVEL, "heading"),
+    "ul": "list",
+    "ol": "list",
+    "li": "item",
+    "blockquote": "quote",
+    "tr": "row",
+    "td": "cell",
+    "th": "cell",
+    **dict.fromkeys(_BOUNDARY, "boundary"),
+    "b": "strong",
+    "strong": "strong",
+    "i": "em",
+    "em": "em",
+    "a": "link",
+    "code": "code",
+}
+_VOID = frozenset({"br", "img", "hr"})
 # Tree levels charged per open container: a list needs two (list, item), and
 # charging every container the same keeps the depth bound simple and safe.
 _CONTAINER_LEVELS = 2
@@ -83,12 +112,25 @@ def from_html(html: str, base_url: str | None = None) -> Document:
     if needs_guard(html):
         html = defuse(html)
     builder = _Builder(http_url(base_url) if base_url else None)
-    builder.feed(_CLEANER.clean(html))
-    builder.close()
+    feed(builder, _CLEANER.clean(html))
     return fit(Document(children=builder.finish()))
 
 
-@dataclass
+def feed(builder: _Builder, markup: str) -> None:
+    """Walk nh3's output token by token into `builder`."""
+    start, end, data = builder.start, builder.end, builder.data
+    for slash, tag, attributes, text in _TOKEN.findall(markup):
+        if text:
+            data(unescape(text) if "&" in text else text)
+        elif slash:
+            end(tag)
+        elif attributes:
+            start(tag, {name: unescape(value) for name, value in _ATTRIBUTE.findall(attributes)})
+        else:
+            start(tag, _NO_ATTRIBUTES)
+
+
+@dataclass(slots=True)
 class _Frame:
     """An open inline element collecting its children."""
 
@@ -98,7 +140,7 @@ class _Frame:
     classes: frozenset[str] = frozenset()
 
 
-@dataclass
+@dataclass(slots=True)
 class _Container:
     """An open block container collecting its blocks."""
 
@@ -125,6 +167,10 @@ def _plain(nodes: list[Inline]) -> str:
     return "".join(parts)
 
 
+# Nodes that are, or may hold, a link: what `_unlink` has to look into.
+_HAS_LINKS = frozenset({Link, Mention, Hashtag, Strong, Em})
+
+
 def _unlink(nodes: list[Inline]) -> list[Inline]:
     """Inline nodes with links replaced by their content (no links inside links)."""
     out: list[Inline] = []
@@ -144,40 +190,50 @@ def _unlink(nodes: list[Inline]) -> list[Inline]:
 
 def _close_link(frame: _Frame, nodes: list[Inline]) -> list[Inline]:
     """A finished <a>: a mention, a hashtag, a link, or just its content."""
-    text = _plain(nodes).strip()
-    if "hashtag" in frame.classes and text.startswith("#") and len(text) > 1:
-        return [Hashtag(tag=text[1:], href=frame.href)]
-    if "mention" in frame.classes and text.startswith("@") and len(text) > 1:
-        return [Mention(label=text, href=frame.href)]
-    nodes = merge_text(_unlink(nodes))
+    if frame.classes:
+        text = _plain(nodes).strip()
+        if "hashtag" in frame.classes and text.startswith("#") and len(text) > 1:
+            return [Hashtag(tag=text[1:], href=frame.href)]
+        if "mention" in frame.classes and text.startswith("@") and len(text) > 1:
+            return [Mention(label=text, href=frame.href)]
+    if any(type(node) in _HAS_LINKS for node in nodes):
+        nodes = merge_text(_unlink(nodes))
     if frame.href is None:
         return nodes  # not a safe http(s) link: its words stay, inert
     return [Link(href=frame.href, children=tuple(nodes))]
 
 
 def _close_frame(frame: _Frame) -> list[Inline]:
-    nodes = merge_text(frame.children)
-    frame.children = []
-    if not nodes:
+    """The nodes of a finished inline element (its children, for the root)."""
+    children = frame.children
+    if not children:
         return []
-    if frame.kind == "strong":
+    frame.children = []
+    nodes = merge_text(children)
+    kind = frame.kind
+    if kind == "root" or not nodes:
+        return nodes
+    if kind == "strong":
         return [Strong(tuple(nodes))]
-    if frame.kind == "em":
+    if kind == "em":
         return [Em(tuple(nodes))]
-    if frame.kind == "link":
-        return _close_link(frame, nodes)
-    return nodes
+    return _close_link(frame, nodes)
 
 
-class _Builder(HTMLParser):
-    """Turns nh3's well-formed output into blocks. One instance per document."""
+class _Builder:
+    """Turns nh3's well-formed output into blocks. One instance per document.
+
+    `start`, `end` and `data` are the three token callbacks (`feed` calls
+    them); tests drive the same callbacks from the stdlib HTMLParser to show
+    that `_TOKEN` reads nh3's output exactly as a general HTML parser does.
+    """
 
     def __init__(self, base_url: str | None) -> None:
-        super().__init__(convert_charrefs=True)
         self.base_url = base_url
         self.containers = [_Container("document")]
         self.frames = [_Frame("root")]
-        self.open: list[tuple[str, str]] = []  # (tag, action) for every open element
+        self.open_tags: list[str] = []  # every open element, innermost last ...
+        self.open_actions: list[str] = []  # ... and what its end tag must undo
         self.heading: int | None = None
         self.pre_depth = 0
         self.pre_text: list[str] = []
@@ -195,7 +251,7 @@ class _Builder(HTMLParser):
         self.last_space = False  # the last thing written was a space
 
     def _emit_text(self, data: str) -> None:
-        text = _WHITESPACE.sub(" ", data)
+        text = collapse_spaces(data)
         if not text:
             return
         if text[0] == " " and self.has_content and not self.line_start and not self.last_space:
@@ -203,8 +259,13 @@ class _Builder(HTMLParser):
         core = text.strip(" ")
         if not core:
             return
-        self._emit_space()
-        _append_str(self.frames[-1].children, core)
+        children = self.frames[-1].children
+        if self.pending_space:
+            core = " " + core
+        if children and isinstance(children[-1], str):
+            children[-1] += core
+        else:
+            children.append(core)
         self.has_content = True
         self.line_start = False
         self.last_space = False
@@ -244,18 +305,26 @@ class _Builder(HTMLParser):
 
     def flush(self) -> None:
         """End the current paragraph; open inline elements continue in the next one."""
-        carried: list[Inline] = []
-        for frame in reversed(self.frames):
-            frame.children.extend(carried)
-            carried = _close_frame(frame)
-        children = trim_breaks(carried)
-        if children and isinstance(children[-1], Text) and children[-1].text.endswith(" "):
-            children = (*children[:-1], Text(children[-1].text.rstrip(" ")))
-        if children:
-            if self.heading is not None:
-                self._append_block(Heading(self.heading, children))
-            else:
-                self._append_block(Paragraph(children))
+        frames = self.frames
+        if len(frames) == 1:
+            if not frames[0].children:
+                self._reset_line()
+                return  # nothing to end: the usual case at a block's start
+            carried = _close_frame(frames[0])
+        else:
+            carried = []
+            for frame in reversed(frames):
+                frame.children.extend(carried)
+                carried = _close_frame(frame)
+        if carried:
+            children = trim_breaks(carried)
+            if children and isinstance(children[-1], Text) and children[-1].text.endswith(" "):
+                children = (*children[:-1], Text(children[-1].text.rstrip(" ")))
+            if children:
+                if self.heading is not None:
+                    self._append_block(Heading(self.heading, children))
+                else:
+                    self._append_block(Paragraph(children))
         self._reset_line()
 
     def _open_container(self, kind: str, ordered: bool = False) -> bool:
@@ -280,34 +349,52 @@ class _Builder(HTMLParser):
             self._append_block(List(items, container.ordered))
 
     def finish(self) -> tuple[Block, ...]:
-        while self.open:
-            self._end_action(*self.open.pop())
+        while self.open_tags:
+            self.open_tags.pop()
+            self._end_action(self.open_actions.pop())
         self.flush()
         while len(self.containers) > 1:
             self._close_container()
         return tuple(b for b in self.containers[0].blocks if not isinstance(b, ListItem))
 
-    # -- HTMLParser callbacks ----------------------------------------------
+    # -- token callbacks -------------------------------------------------------
 
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in ("br", "img", "hr"):
-            self._void(tag, dict(attrs))
+    def start(self, tag: str, attrs: dict[str, str]) -> None:
+        if tag in _VOID:
+            self._void(tag, attrs)
             return
-        self.open.append((tag, self._start_action(tag, dict(attrs))))
+        if tag == "span":
+            action = self._span(attrs)
+        elif self.hidden or self.code_text is not None:
+            action = "none"
+        elif self.pre_depth:
+            action = "none"
+            if tag == "pre":
+                self.pre_depth += 1
+                action = "pre"
+        else:
+            role = _ROLE.get(tag)
+            action = "none" if role is None else self._start_role(role, tag, attrs)
+        self.open_tags.append(tag)
+        self.open_actions.append(action)
 
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.handle_starttag(tag, attrs)  # "<br/>": html5ever never writes it, but be lenient
-
-    def handle_endtag(self, tag: str) -> None:
-        if not any(name == tag for name, _ in self.open):
+    def end(self, tag: str) -> None:
+        tags, actions = self.open_tags, self.open_actions
+        if tags and tags[-1] == tag:  # always, in nh3's well-formed output
+            tags.pop()
+            action = actions.pop()
+            if action != "none":
+                self._end_action(action)
             return
-        while self.open:
-            name, action = self.open.pop()
-            self._end_action(name, action)
+        if tag not in tags:
+            return  # a stray end tag closes nothing
+        while tags:
+            name = tags.pop()
+            self._end_action(actions.pop())
             if name == tag:
                 return
 
-    def handle_data(self, data: str) -> None:
+    def data(self, data: str) -> None:
         if self.hidden:
             return
         data = clean_text(data)
@@ -320,7 +407,7 @@ class _Builder(HTMLParser):
 
     # -- element actions -----------------------------------------------------
 
-    def _void(self, tag: str, attrs: dict[str, str | None]) -> None:
+    def _void(self, tag: str, attrs: dict[str, str]) -> None:
         if self.hidden:
             return
         if tag == "hr":
@@ -333,79 +420,77 @@ class _Builder(HTMLParser):
         elif self.code_text is None:
             self._emit_nodes(self._image(attrs))
 
-    def _image(self, attrs: dict[str, str | None]) -> list[Inline]:
-        alt = _WHITESPACE.sub(" ", clean_text(attrs.get("alt") or "")).strip()
+    def _image(self, attrs: dict[str, str]) -> list[Inline]:
+        alt = collapse_spaces(clean_text(attrs.get("alt") or "")).strip()
         src = http_url(attrs.get("src") or "", self.base_url)
         if src is not None:
             return [Image(src=src, alt=alt)]
         return [Text(alt)] if alt else []
 
-    def _start_action(self, tag: str, attrs: dict[str, str | None]) -> str:
-        classes = frozenset((attrs.get("class") or "").split())
-        if tag == "span":
-            if "invisible" in classes:
-                self.hidden += 1
-                return "hidden"
-            return "ellipsis" if "ellipsis" in classes else "none"
-        if self.hidden or self.code_text is not None:
-            return "none"
-        if self.pre_depth:
-            if tag == "pre":
-                self.pre_depth += 1
-                return "pre"
-            return "none"
-        if tag == "pre":
+    def _span(self, attrs: dict[str, str]) -> str:
+        """Mastodon's shortened links: hide "invisible" parts, mark the "ellipsis" one."""
+        classes = attrs.get("class", "").split()
+        if "invisible" in classes:
+            self.hidden += 1
+            return "hidden"
+        return "ellipsis" if "ellipsis" in classes else "none"
+
+    def _start_role(self, role: str, tag: str, attrs: dict[str, str]) -> str:
+        """Open an element the builder reads; returns the action for its end tag."""
+        if role in ("strong", "em", "link"):
+            if self._depth_left() < 1:
+                return "none"
+            if role == "link":
+                if any(frame.kind == "link" for frame in self.frames):
+                    return "none"  # no links inside links
+                href = http_url(attrs.get("href") or "", self.base_url)
+                frame = _Frame("link", [], href, frozenset(attrs.get("class", "").split()))
+            else:
+                frame = _Frame(role, [])
+            self._emit_space()  # a space before the element belongs outside it
+            self.frames.append(frame)
+            return "inline"
+        if role == "boundary":
+            self.flush()
+            return "block"
+        if role == "code":
+            self.code_text = []
+            return "code"
+        if role == "pre":
             self.flush()
             self.pre_depth = 1
             self.pre_text = []
             return "pre"
-        if tag in _HEADING_LEVEL:
+        if role == "heading":
             self.flush()
             self.heading = _HEADING_LEVEL[tag]
             return "heading"
-        if tag in ("ul", "ol"):
-            return "container" if self._open_container("list", ordered=tag == "ol") else "block"
-        if tag == "li":
-            return "container" if self._open_container("item") else "block"
-        if tag == "blockquote":
-            return "container" if self._open_container("quote") else "block"
-        if tag == "tr":
+        if role in ("list", "item", "quote"):
+            ordered = tag == "ol"
+            return "container" if self._open_container(role, ordered=ordered) else "block"
+        if role == "row":
             self.flush()
             self.cells = 0
             return "block"
-        if tag in ("td", "th"):
-            self.cells += 1
-            if self.cells > 1 and self.has_content:
-                self._emit_text(_CELL_SEPARATOR)
-            return "none"
-        if tag in _BOUNDARY:
+        # a table cell
+        self.cells += 1
+        if self.cells > 1 and self.has_content:
+            self._emit_text(_CELL_SEPARATOR)
+        return "none"
+
+    def _end_action(self, action: str) -> None:
+        if action == "inline":
+            if len(self.frames) > 1:
+                # A trailing space inside the element stays pending and lands after it.
+                nodes = _close_frame(self.frames.pop())
+                self.frames[-1].children.extend(nodes)
+        elif action == "block":
             self.flush()
-            return "block"
-        return self._start_inline(tag, attrs, classes)
-
-    def _start_inline(self, tag: str, attrs: dict[str, str | None], classes: frozenset[str]) -> str:
-        kind = {"b": "strong", "strong": "strong", "i": "em", "em": "em", "a": "link"}.get(tag)
-        if tag == "code":
-            self.code_text = []
-            return "code"
-        if kind is None or self._depth_left() < 1:
-            return "none"
-        if kind == "link":
-            if any(frame.kind == "link" for frame in self.frames):
-                return "none"
-            href = http_url(attrs.get("href") or "", self.base_url)
-            self._emit_space()  # a space before the link belongs outside it
-            self.frames.append(_Frame("link", href=href, classes=classes))
-        else:
-            self._emit_space()
-            self.frames.append(_Frame(kind))
-        return "inline"
-
-    def _end_action(self, tag: str, action: str) -> None:
-        if action == "hidden":
+        elif action == "hidden":
             self.hidden -= 1
-        elif action == "ellipsis" and not self.hidden:
-            self._emit_text("…")
+        elif action == "ellipsis":
+            if not self.hidden:
+                self._emit_text("…")
         elif action == "pre":
             self._end_pre()
         elif action == "code":
@@ -415,12 +500,6 @@ class _Builder(HTMLParser):
             self.heading = None
         elif action == "container":
             self._close_container()
-        elif action == "block":
-            self.flush()
-        elif action == "inline" and len(self.frames) > 1:
-            # A trailing space inside the element stays pending and lands after it.
-            nodes = _close_frame(self.frames.pop())
-            self.frames[-1].children.extend(nodes)
 
     def _end_pre(self) -> None:
         self.pre_depth -= 1
@@ -437,7 +516,7 @@ class _Builder(HTMLParser):
     def _end_code(self) -> None:
         raw = "".join(self.code_text or [])
         self.code_text = None
-        text = _WHITESPACE.sub(" ", raw)
+        text = collapse_spaces(raw)
         if not text.strip():
             self._emit_text(text)
             return

@@ -44,6 +44,10 @@ LINK_ATTRS = ' rel="nofollow noopener noreferrer ugc" referrerpolicy="no-referre
 IMAGE_ATTRS = ' loading="lazy" decoding="async" referrerpolicy="no-referrer"'
 
 
+_HEADING_OPEN = {level: f"<h{level}>" for level in (2, 3, 4)}
+_HEADING_CLOSE = {level: f"</h{level}>" for level in (2, 3, 4)}
+
+
 def _e(text: str) -> str:
     return str(escape(text))
 
@@ -84,22 +88,23 @@ class _Writer:
 
     def block(self, block: Block, depth: int) -> None:
         out = self.out
-        if isinstance(block, Paragraph):
+        # Exact types (a stored tree decodes to exactly these); anything else writes nothing.
+        if type(block) is Paragraph:
             out.append("<p>")
-            self.inlines(block.children, depth + 1, in_link=False)
+            self.inlines(block.children, depth + 1, False)
             out.append("</p>")
-        elif isinstance(block, Heading):
+        elif type(block) is Heading:
             level = block.level if block.level in (2, 3, 4) else 4
-            out.append(f"<h{level}>")
-            self.inlines(block.children, depth + 1, in_link=False)
-            out.append(f"</h{level}>")
-        elif isinstance(block, CodeBlock):
-            out.append(f"<pre><code>{_e(block.text)}</code></pre>")
-        elif isinstance(block, Quote):
+            out.append(_HEADING_OPEN[level])
+            self.inlines(block.children, depth + 1, False)
+            out.append(_HEADING_CLOSE[level])
+        elif type(block) is CodeBlock:
+            out.append(f"<pre><code>{escape(block.text)}</code></pre>")
+        elif type(block) is Quote:
             out.append("<blockquote>")
             self.blocks(block.children, depth + 1)
             out.append("</blockquote>")
-        elif isinstance(block, List):
+        elif type(block) is List:
             tag = "ol" if block.ordered is True else "ul"
             out.append(f"<{tag}>")
             for item in block.items:
@@ -108,44 +113,48 @@ class _Writer:
 
     def list_item(self, blocks: tuple[Block, ...], depth: int) -> None:
         self.out.append("<li>")
-        if len(blocks) == 1 and isinstance(blocks[0], Paragraph):  # a tight list item
-            self.inlines(blocks[0].children, depth + 2, in_link=False)
+        if len(blocks) == 1 and type(blocks[0]) is Paragraph:  # a tight list item
+            self.inlines(blocks[0].children, depth + 2, False)
         else:
             self.blocks(blocks, depth + 1)
         self.out.append("</li>")
 
-    def inlines(self, nodes: tuple[Inline, ...], depth: int, *, in_link: bool) -> None:
+    def inlines(self, nodes: tuple[Inline, ...], depth: int, in_link: bool) -> None:
         if depth > MAX_DEPTH:
             return
+        out = self.out
         for node in nodes:
-            self.inline(node, depth, in_link)
+            if type(node) is Text:  # most nodes: inlined here
+                out.append(escape(node.text))
+            else:
+                self.inline(node, depth, in_link)
 
     def inline(self, node: Inline, depth: int, in_link: bool) -> None:
         out = self.out
-        if isinstance(node, Text):
-            out.append(_e(node.text))
-        elif isinstance(node, LineBreak):
-            out.append("<br>")
-        elif isinstance(node, Code):
-            out.append(f"<code>{_e(node.text)}</code>")
-        elif isinstance(node, Strong | Em):
-            tag = "strong" if isinstance(node, Strong) else "em"
+        if type(node) is Text:
+            out.append(escape(node.text))
+        elif type(node) is Strong or type(node) is Em:
+            tag = "strong" if type(node) is Strong else "em"
             out.append(f"<{tag}>")
-            self.inlines(node.children, depth + 1, in_link=in_link)
+            self.inlines(node.children, depth + 1, in_link)
             out.append(f"</{tag}>")
-        elif isinstance(node, Link):
+        elif type(node) is Link:
             href = None if in_link else http_url(node.href)
             if href is None:  # unsafe or nested: its content as inert text
-                self.inlines(node.children, depth + 1, in_link=in_link)
+                self.inlines(node.children, depth + 1, in_link)
             else:
-                out.append(f'<a href="{_e(href)}"{LINK_ATTRS}>')
-                self.inlines(node.children, depth + 1, in_link=True)
+                out.append(f'<a href="{escape(href)}"{LINK_ATTRS}>')
+                self.inlines(node.children, depth + 1, True)
                 out.append("</a>")
-        elif isinstance(node, Mention):
+        elif type(node) is LineBreak:
+            out.append("<br>")
+        elif type(node) is Code:
+            out.append(f"<code>{escape(node.text)}</code>")
+        elif type(node) is Mention:
             self.anchor(node.label, node.href, in_link)
-        elif isinstance(node, Hashtag):
+        elif type(node) is Hashtag:
             self.anchor("#" + node.tag, node.href, in_link)
-        elif isinstance(node, Image):
+        elif type(node) is Image:
             self.image(node)
 
     def anchor(self, label: str, href: str | None, in_link: bool) -> None:
@@ -184,7 +193,7 @@ def render_inline(doc: Document, *, media_url: MediaUrl | None = None) -> Markup
     for inlines in _inline_runs(doc.children):
         if not first:
             writer.out.append("<br>")
-        writer.inlines(inlines, depth=3, in_link=False)
+        writer.inlines(inlines, 3, False)
         first = False
     writer.out.append("</span>")
     return Markup("".join(writer.out))  # noqa: S704 -- built only from escaped parts above

@@ -15,8 +15,21 @@ _UNWANTED = re.compile(
 )
 
 
+# HTML's whitespace, which a browser collapses to one space outside <pre>.
+_HTML_SPACE = re.compile(r"[ \t\n\r\f]+")
+
+
+def collapse_spaces(text: str) -> str:
+    """Runs of HTML whitespace as one space (no-break spaces are kept)."""
+    if "  " not in text and text.isprintable():
+        return text  # the usual case, checked fast: no run, and tabs and newlines are unprintable
+    return _HTML_SPACE.sub(" ", text)
+
+
 def clean_text(text: str) -> str:
     """Drop characters that have no business in displayed text; CRLF becomes LF."""
+    if text.isprintable():
+        return text  # the usual case, checked fast: every unwanted character is unprintable
     return _UNWANTED.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
 
 
@@ -33,14 +46,18 @@ def lines_to_inlines(text: str) -> list[Inline]:
 
 def merge_text(nodes: Sequence[str | Inline]) -> list[Inline]:
     """Inline nodes with strings as Text and neighbouring Text nodes joined."""
+    if len(nodes) == 1 and type(nodes[0]) is str:  # the usual case: one run of words
+        return [Text(nodes[0])] if nodes[0] else []
     out: list[Inline] = []
-    for node in nodes:
-        if isinstance(node, str):
-            node = Text(node)
-        if isinstance(node, Text) and out and isinstance(out[-1], Text):
-            out[-1] = Text(out[-1].text + node.text)
-        elif not isinstance(node, Text) or node.text:
-            out.append(node)
+    for item in nodes:
+        node = Text(item) if isinstance(item, str) else item
+        if type(node) is Text:
+            if not node.text:
+                continue
+            if out and type(out[-1]) is Text:
+                out[-1] = Text(out[-1].text + node.text)
+                continue
+        out.append(node)
     return out
 
 
