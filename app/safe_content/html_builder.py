@@ -112,22 +112,12 @@ def from_html(html: str, base_url: str | None = None) -> Document:
     if needs_guard(html):
         html = defuse(html)
     builder = _Builder(http_url(base_url) if base_url else None)
-    feed(builder, _CLEANER.clean(html))
+    builder.feed(_CLEANER.clean(html))
     return fit(Document(children=builder.finish()))
 
 
-def feed(builder: _Builder, markup: str) -> None:
-    """Walk nh3's output token by token into `builder`."""
-    start, end, data = builder.start, builder.end, builder.data
-    for slash, tag, attributes, text in _TOKEN.findall(markup):
-        if text:
-            data(unescape(text) if "&" in text else text)
-        elif slash:
-            end(tag)
-        elif attributes:
-            start(tag, {name: unescape(value) for name, value in _ATTRIBUTE.findall(attributes)})
-        else:
-            start(tag, _NO_ATTRIBUTES)
+def _attributes(markup: str) -> dict[str, str]:
+    return {name: unescape(value) for name, value in _ATTRIBUTE.findall(markup)}
 
 
 @dataclass(slots=True)
@@ -137,7 +127,7 @@ class _Frame:
     kind: str  # "root" | "strong" | "em" | "link" | "code"
     children: list[str | Inline] = field(default_factory=list)
     href: str | None = None
-    classes: frozenset[str] = frozenset()
+    classes: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -196,8 +186,10 @@ def _close_link(frame: _Frame, nodes: list[Inline]) -> list[Inline]:
             return [Hashtag(tag=text[1:], href=frame.href)]
         if "mention" in frame.classes and text.startswith("@") and len(text) > 1:
             return [Mention(label=text, href=frame.href)]
-    if any(type(node) in _HAS_LINKS for node in nodes):
-        nodes = merge_text(_unlink(nodes))
+    for node in nodes:
+        if type(node) in _HAS_LINKS:  # never, as built; kept so a link never nests
+            nodes = merge_text(_unlink(nodes))
+            break
     if frame.href is None:
         return nodes  # not a safe http(s) link: its words stay, inert
     return [Link(href=frame.href, children=tuple(nodes))]
@@ -223,15 +215,16 @@ def _close_frame(frame: _Frame) -> list[Inline]:
 class _Builder:
     """Turns nh3's well-formed output into blocks. One instance per document.
 
-    `start`, `end` and `data` are the three token callbacks (`feed` calls
-    them); tests drive the same callbacks from the stdlib HTMLParser to show
-    that `_TOKEN` reads nh3's output exactly as a general HTML parser does.
+    `start`, `end` and `data` are the three token callbacks `feed` calls;
+    tests drive the same callbacks from the stdlib HTMLParser to show that
+    `_TOKEN` reads nh3's output exactly as a general HTML parser does.
     """
 
     def __init__(self, base_url: str | None) -> None:
         self.base_url = base_url
         self.containers = [_Container("document")]
-        self.frames = [_Frame("root")]
+        self.frames = [_Frame("root", [])]
+        self.link_open = False  # a link frame is open: no link may start inside it
         self.open_tags: list[str] = []  # every open element, innermost last ...
         self.open_actions: list[str] = []  # ... and what its end tag must undo
         self.heading: int | None = None
@@ -357,7 +350,24 @@ class _Builder:
             self._close_container()
         return tuple(b for b in self.containers[0].blocks if not isinstance(b, ListItem))
 
-    # -- token callbacks -------------------------------------------------------
+    # -- tokens ----------------------------------------------------------------
+
+    def feed(self, markup: str) -> None:
+        """Read nh3's output token by token (see `_TOKEN`)."""
+        start, end, data = self.start, self.end, self.data
+        tags, actions, end_action = self.open_tags, self.open_actions, self._end_action
+        for slash, tag, attributes, text in _TOKEN.findall(markup):
+            if text:
+                data(unescape(text) if "&" in text else text)
+            elif not slash:
+                start(tag, _attributes(attributes) if attributes else _NO_ATTRIBUTES)
+            elif tags and tags[-1] == tag:  # `end`, inlined for the usual case
+                tags.pop()
+                action = actions.pop()
+                if action != "none":
+                    end_action(action)
+            else:
+                end(tag)
 
     def start(self, tag: str, attrs: dict[str, str]) -> None:
         if tag in _VOID:
@@ -441,10 +451,11 @@ class _Builder:
             if self._depth_left() < 1:
                 return "none"
             if role == "link":
-                if any(frame.kind == "link" for frame in self.frames):
+                if self.link_open:
                     return "none"  # no links inside links
                 href = http_url(attrs.get("href") or "", self.base_url)
-                frame = _Frame("link", [], href, frozenset(attrs.get("class", "").split()))
+                frame = _Frame("link", [], href, tuple(attrs.get("class", "").split()))
+                self.link_open = True
             else:
                 frame = _Frame(role, [])
             self._emit_space()  # a space before the element belongs outside it
@@ -482,8 +493,10 @@ class _Builder:
         if action == "inline":
             if len(self.frames) > 1:
                 # A trailing space inside the element stays pending and lands after it.
-                nodes = _close_frame(self.frames.pop())
-                self.frames[-1].children.extend(nodes)
+                frame = self.frames.pop()
+                if frame.kind == "link":
+                    self.link_open = False
+                self.frames[-1].children.extend(_close_frame(frame))
         elif action == "block":
             self.flush()
         elif action == "hidden":
