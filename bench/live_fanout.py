@@ -260,8 +260,10 @@ async def _wait_for(url: str) -> None:
     async with httpx.AsyncClient() as http:  # noqa: TID251 -- a readiness probe
         for _ in range(200):
             try:
-                if (await http.get(url)).status_code < 500:
-                    return
+                # Headers are enough: an event stream's body never ends.
+                async with http.stream("GET", url) as response:
+                    if response.status_code < 500:
+                        return
             except httpx.HTTPError:
                 pass
             await asyncio.sleep(0.1)
