@@ -257,13 +257,7 @@ async def _set_deleted(
             deleted,
         )
         if row is None:
-            exists = await tx.fetchval(
-                "SELECT 1 FROM articles WHERE workspace_id = $1 AND id = $2",
-                workspace_id,
-                article_id,
-            )
-            if exists is None:
-                raise ArticleNotFound(article_id)
+            await _require_article(tx, workspace_id, article_id)
             return False
         if not deleted:
             await analysis.queue(tx, article_id)
@@ -277,6 +271,15 @@ async def _set_deleted(
         publish_after_commit(tx, LIBRARY_TOPIC)
         publish_after_commit(tx, article_topic(article_id))
     return True
+
+
+async def _require_article(tx: db.Tx, workspace_id: int, article_id: int) -> None:
+    """ArticleNotFound unless the workspace has this article (in the library or the trash)."""
+    exists = await tx.fetchval(
+        "SELECT 1 FROM articles WHERE workspace_id = $1 AND id = $2", workspace_id, article_id
+    )
+    if exists is None:
+        raise ArticleNotFound(article_id)
 
 
 async def purge_article(workspace_id: int, article_id: int, *, actor_user_id: int | None) -> bool:
@@ -296,13 +299,7 @@ async def purge_article(workspace_id: int, article_id: int, *, actor_user_id: in
             article_id,
         )
         if row is None:
-            exists = await tx.fetchval(
-                "SELECT 1 FROM articles WHERE workspace_id = $1 AND id = $2",
-                workspace_id,
-                article_id,
-            )
-            if exists is None:
-                raise ArticleNotFound(article_id)
+            await _require_article(tx, workspace_id, article_id)
             return False
         await record(
             tx,
