@@ -25,6 +25,7 @@ from app.accounts.forms import (
 from app.accounts.guards import allows, member_of, signed_in, viewer_of
 from app.accounts.middleware import SESSION_COOKIE
 from app.accounts.roles import GRANTABLE_ROLES, Permission, Role
+from app.accounts.throttle import DEVICE_COOKIE, DEVICE_DAYS, device_cookie_value
 from app.accounts.types import AccountError, NewSession
 from app.core.config import active
 from app.core.i18n import LANGUAGES, _
@@ -43,11 +44,27 @@ def _session_cookie(value: str, *, max_age: int) -> Cookie:
     )
 
 
+def _device_cookie(user_id: int) -> Cookie:
+    """Marks this browser as one `user_id` signed in with (app.accounts.throttle)."""
+    return Cookie(
+        key=DEVICE_COOKIE,
+        value=device_cookie_value(user_id),
+        path="/login",
+        httponly=True,
+        secure=active().secure_cookies,
+        samesite="lax",
+        max_age=DEVICE_DAYS * 86400,
+    )
+
+
 def signed_in_response(session: NewSession, target: str) -> Redirect:
     return Redirect(
         target,
         status_code=303,
-        cookies=[_session_cookie(session.token, max_age=active().session_days * 86400)],
+        cookies=[
+            _session_cookie(session.token, max_age=active().session_days * 86400),
+            _device_cookie(session.user_id),
+        ],
     )
 
 
@@ -73,6 +90,7 @@ class SessionController(Controller):
                 data.password,
                 ip=_client_ip(request),
                 user_agent=request.headers.get("user-agent", ""),
+                device=request.cookies.get(DEVICE_COOKIE),
             )
         except AccountError as error:
             data.password = ""

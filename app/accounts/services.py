@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
@@ -18,6 +17,7 @@ from app.accounts.credentials import (
     verify_password,
 )
 from app.accounts.roles import GRANTABLE_ROLES, Role
+from app.accounts.throttle import SignInThrottle, device_user, minutes_of
 from app.accounts.types import AccountError, NewSession
 from app.accounts.validation import (
     MAX_DISPLAY_NAME,
@@ -26,7 +26,7 @@ from app.accounts.validation import (
     checked_email,
     checked_name,
 )
-from app.core import db, redis
+from app.core import db
 from app.core.config import active
 from app.core.i18n import LANGUAGES, _
 from app.events.services import record
@@ -260,62 +260,27 @@ async def remove_member(workspace_id: int, user_id: int, *, actor_user_id: int) 
 # Signing in -----------------------------------------------------------------
 
 
-class _Throttle:
-    """Failed sign-ins counted per address and per account in Redis, 15 minutes."""
+async def sign_in(
+    email: str, password: str, *, ip: str, user_agent: str, device: str | None = None
+) -> NewSession:
+    """A new session for the right email and password, unless attempts are throttled.
 
-    WINDOW_SECONDS = 15 * 60
-
-    def __init__(self, email: str, ip: str) -> None:
-        self.keys = [
-            active().redis_key("login-fail", "acct", email.strip().lower()),
-            active().redis_key("login-fail", "ip", _network_of(ip)),
-        ]
-        limit = active().login_attempts_per_15min
-        self.limits = [limit, limit * 5]  # an address may hold several people
-
-    async def blocked_for(self) -> int:
-        client = redis.client()
-        for key, limit in zip(self.keys, self.limits, strict=True):
-            count = int(await client.get(key) or 0)
-            if count >= limit:
-                return max(int(await client.ttl(key)), 1)
-        return 0
-
-    async def failed(self) -> None:
-        async with redis.client().pipeline(transaction=True) as pipe:
-            for key in self.keys:
-                pipe.incr(key)
-                pipe.expire(key, self.WINDOW_SECONDS, nx=True)
-            await pipe.execute()
-
-    async def succeeded(self) -> None:
-        await redis.client().delete(self.keys[0])
-
-
-def _network_of(ip: str) -> str:
-    """IPv6 clients are throttled per /64, since one host holds many addresses."""
-    try:
-        address = ipaddress.ip_address(ip)
-    except ValueError:
-        return "unknown"
-    if address.version == 6:
-        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
-    return ip
-
-
-async def sign_in(email: str, password: str, *, ip: str, user_agent: str) -> NewSession:
-    throttle = _Throttle(email, ip)
-    wait = await throttle.blocked_for()
-    if wait:
-        minutes = max(1, (wait + 59) // 60)
-        raise AccountError(
-            _("Too many failed sign-ins. Try again in %(minutes)d minutes.") % {"minutes": minutes},
-            status=429,
-        )
+    `device` is the browser's known-device cookie: a person who signed in on this
+    browser before is exempt from the slow per-account limit (app.accounts.throttle).
+    """
     row = await db.fetchrow(
         "SELECT id, password_hash FROM users WHERE lower(email) = lower($1) AND is_active",
         email.strip(),
     )
+    throttle = SignInThrottle(email, ip)
+    known_device = row is not None and device_user(device) == row["id"]
+    wait = await throttle.wait_seconds(known_device=known_device)
+    if wait:
+        raise AccountError(
+            _("Too many failed sign-ins. Try again in %(minutes)d minutes.")
+            % {"minutes": minutes_of(wait)},
+            status=429,
+        )
     if row is None or not verify_password(row["password_hash"], password):
         await throttle.failed()
         raise AccountError(_("The email or the password is not right."), status=400)

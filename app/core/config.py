@@ -71,6 +71,12 @@ class Settings(BaseSettings):
     login_attempts_per_15min: int = Field(
         default=10, ge=1, le=1000, description="Failed logins allowed per address and account"
     )
+    login_attempts_per_account_hour: int = Field(
+        default=50,
+        ge=1,
+        le=10_000,
+        description="Failed logins allowed per account from all addresses in an hour",
+    )
     password_hashing: Literal["standard", "fast"] = Field(
         default="standard",
         description="argon2 cost: 'standard' (recommended); 'fast' only for test suites",
