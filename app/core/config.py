@@ -30,6 +30,23 @@ def _postgres_url(value: str) -> str:
     return value
 
 
+def _is_origin(value: str) -> bool:
+    """scheme://host[:port] and nothing more (no path, query or user)."""
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises on a port that is not a number
+    except ValueError:
+        return False
+    return (
+        parts.scheme in {"http", "https"}
+        and bool(parts.hostname)
+        and parts.path in {"", "/"}
+        and not parts.query
+        and not parts.fragment
+        and "@" not in parts.netloc
+    )
+
+
 class Settings(BaseSettings):
     """Everything Newsdesk can be told from outside. See docs/configuration.md."""
 
@@ -94,6 +111,11 @@ class Settings(BaseSettings):
         default_factory=list,
         description="host:port entries egress may reach although they are not public "
         "(tests and the offline demo only); empty in production",
+    )
+    egress_divert: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="origin=target entries, e.g. https://bsky.social=http://127.0.0.1:8701: "
+        "requests for that origin go to the target instead (the offline demo only)",
     )
     egress_extra_ports: Annotated[list[int], NoDecode] = Field(
         default_factory=list, description="Ports beyond 80 and 443 that egress may connect to"
@@ -168,7 +190,9 @@ class Settings(BaseSettings):
         description="How long a worker holds an import item; renewed every half of it",
     )
 
-    @field_validator("egress_allow", "egress_extra_ports", "egress_host_budgets", mode="before")
+    @field_validator(
+        "egress_allow", "egress_divert", "egress_extra_ports", "egress_host_budgets", mode="before"
+    )
     @classmethod
     def _lists(cls, value: object) -> object:
         return _split_list(value)
@@ -212,6 +236,17 @@ class Settings(BaseSettings):
             if not sep or not host or not port.isdigit():
                 raise ValueError(f"{entry!r} is not host:port")
         return [entry.lower() for entry in value]
+
+    @field_validator("egress_divert")
+    @classmethod
+    def _diverts(cls, value: list[str]) -> list[str]:
+        for entry in value:
+            origin, sep, target = entry.partition("=")
+            if not sep or not _is_origin(origin.strip()) or not _is_origin(target.strip()):
+                raise ValueError(
+                    f"{entry!r} is not origin=target, e.g. https://bsky.social=http://127.0.0.1:8701"
+                )
+        return [entry.strip() for entry in value]
 
     @property
     def secure_cookies(self) -> bool:

@@ -41,12 +41,16 @@ from app.egress.policy import (
     MAX_REDIRECTS,
     REDIRECT_STATUSES,
     EgressPolicy,
+    Origin,
     budget_host,
     has_scheme,
+    origin_of,
+    parse_diverts,
     parse_retry_after,
     redirect_headers,
     redirect_method,
     scheme_refusal,
+    url_host,
 )
 from app.egress.types import Fetched, Streamed
 
@@ -104,6 +108,53 @@ class _PinnedTransport(httpx.AsyncHTTPTransport):
             keepalive_expiry=LIMITS.keepalive_expiry,
             network_backend=backend,
         )
+
+
+class _DivertingTransport(httpx.AsyncBaseTransport):
+    """Sends requests for a diverted origin (EGRESS_DIVERT) to its target, others on.
+
+    Only the connection moves: the request keeps its URL, Host header and
+    everything else, so budgets, messages, relative redirects and Links still
+    name the original origin (and are diverted again). The target is dialled
+    through a transport of its own, the only one whose policy may reach it.
+    """
+
+    def __init__(
+        self,
+        direct: httpx.AsyncBaseTransport,
+        diverted: httpx.AsyncBaseTransport,
+        targets: Mapping[Origin, httpx.URL],
+    ) -> None:
+        self._direct = direct
+        self._diverted = diverted
+        self._targets = targets
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        target = self._targets.get(origin_of(request.url))
+        if target is None:
+            return await self._direct.handle_async_request(request)
+        moved = httpx.Request(
+            request.method,
+            request.url.copy_with(scheme=target.scheme, host=target.host, port=target.port),
+            headers=[*request.headers.multi_items(), ("Forwarded", _forwarded(request.url))],
+            stream=request.stream,
+            extensions=request.extensions,
+        )
+        try:
+            return await self._diverted.handle_async_request(moved)
+        except httpx.TransportError as exc:
+            where = f"{url_host(request.url)} (diverted to {target.host}:{target.port})"
+            raise type(exc)(f"{where}: {exc}", request=request) from exc
+
+    async def aclose(self) -> None:
+        await self._direct.aclose()
+        await self._diverted.aclose()
+
+
+def _forwarded(url: httpx.URL) -> str:
+    """RFC 7239: tells a divert target the origin the request was meant for."""
+    host = url.netloc.decode("ascii")
+    return f'host="{host}";proto={url.scheme}'
 
 
 class _Deadline:
@@ -205,8 +256,16 @@ class Egress:
         self._budgets = Budgets(redis, settings)
         self._budget_wait = budget_wait
         context = ssl_context or _default_ssl_context()
+        transport: httpx.AsyncBaseTransport = _PinnedTransport(
+            PinnedBackend(self._policy, resolver), context
+        )
+        targets = parse_diverts(settings)
+        if targets:
+            dialling = self._policy.dialling_targets(targets.values())
+            diverted = _PinnedTransport(PinnedBackend(dialling, resolver), context)
+            transport = _DivertingTransport(transport, diverted, targets)
         self._client = httpx.AsyncClient(
-            transport=_PinnedTransport(PinnedBackend(self._policy, resolver), context),
+            transport=transport,
             headers={
                 "User-Agent": settings.egress_user_agent,
                 "Accept-Encoding": ACCEPT_ENCODING,

@@ -12,7 +12,8 @@ import math
 import re
 import socket
 import time
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from email.utils import parsedate_to_datetime
 from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_address, ip_network
 
@@ -190,17 +191,41 @@ def _host_port(entry: str) -> tuple[str, int]:
     return (str(literal) if literal is not None else host), int(port)
 
 
+# (scheme, canonical host, port): what EGRESS_DIVERT matches a request on.
+Origin = tuple[str, str, int]
+
+
+def origin_of(url: httpx.URL) -> Origin:
+    return (url.scheme, canonical_host(url_host(url)), url_port(url))
+
+
+def parse_diverts(settings: Settings) -> dict[Origin, httpx.URL]:
+    """EGRESS_DIVERT entries origin=target: where requests for each origin really go."""
+    diverts: dict[Origin, httpx.URL] = {}
+    for entry in settings.egress_divert:
+        origin, _, target = entry.partition("=")
+        diverts[origin_of(httpx.URL(origin.strip()))] = httpx.URL(target.strip())
+    return diverts
+
+
 @dataclass(frozen=True)
 class EgressPolicy:
     allow: frozenset[tuple[str, int]]  # (host or IP, port) reachable although not public
     ports: frozenset[int]  # ports any public address may be reached on
+    diverted: frozenset[Origin] = frozenset()  # origins EGRESS_DIVERT sends elsewhere
 
     @classmethod
     def from_settings(cls, settings: Settings) -> EgressPolicy:
         return cls(
             allow=frozenset(_host_port(entry) for entry in settings.egress_allow),
             ports=STANDARD_PORTS | frozenset(settings.egress_extra_ports),
+            diverted=frozenset(parse_diverts(settings)),
         )
+
+    def dialling_targets(self, targets: Iterable[httpx.URL]) -> EgressPolicy:
+        """This policy, able to dial the divert targets too (for diverted requests only)."""
+        extra = {(_host_port(f"{url_host(t)}:{url_port(t)}")) for t in targets}
+        return replace(self, allow=self.allow | extra)
 
     def allows(self, host: str, port: int) -> bool:
         return (host, port) in self.allow
@@ -210,6 +235,8 @@ class EgressPolicy:
             return f"the scheme {url.scheme!r} is not allowed (only http and https)"
         if not url.raw_host:
             return "the URL has no host"
+        if origin_of(url) in self.diverted:
+            return None  # never dialled: the divert target is, through its own check
         host, port = url_host(url), url_port(url)
         if self.allows(host, port):
             return None
