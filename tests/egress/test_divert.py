@@ -95,9 +95,9 @@ async def test_the_target_cannot_be_reached_directly(make_egress: MakeEgress) ->
         with pytest.raises(EgressBlocked):
             await client.fetch(server.url("/"))
         with pytest.raises(EgressBlocked):  # whichever origin it stands in for
-            await make_egress(
-                egress_divert=_divert("https://example.org", server.port)
-            ).fetch(server.url("/"))
+            await make_egress(egress_divert=_divert("https://example.org", server.port)).fetch(
+                server.url("/")
+            )
     assert server.requests == []
 
 
