@@ -27,6 +27,7 @@ from app.egress.errors import (
     RateLimited,
 )
 from app.egress.network import Resolver
+from app.egress.policy import HostBudget
 from app.egress.types import Fetched, Streamed
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "EgressTimeout",
     "EgressTooLarge",
     "Fetched",
+    "HostBudget",
     "HttpStatusError",
     "RateLimited",
     "Resolver",

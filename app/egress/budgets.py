@@ -98,21 +98,29 @@ class Budgets:
         self._acquire = redis.register_script(_ACQUIRE)
         self._hold = redis.register_script(_HOLD)
 
-    def budget(self, host: str) -> HostBudget:
-        return self._per_host.get(host, self._default)
+    def budget(self, host: str, fallback: HostBudget | None = None) -> HostBudget:
+        """EGRESS_HOST_BUDGETS' entry for `host`, else the caller's `fallback` (a platform's
+        documented limit), else the default."""
+        return self._per_host.get(host) or fallback or self._default
 
     def _key(self, kind: str, host: str) -> str:
         return self._settings.redis_key("egress", kind, host)
 
     async def acquire(
-        self, host: str, url: str, *, lease: float, wait: float
+        self,
+        host: str,
+        url: str,
+        *,
+        lease: float,
+        wait: float,
+        fallback: HostBudget | None = None,
     ) -> tuple[Lease, float]:
         """Take a token and a slot for `host`, waiting up to `wait` s; returns seconds waited."""
         loop = asyncio.get_running_loop()
         started = loop.time()
         poll = _SLOT_POLL[0]
         while True:
-            lease_obj, wait_ms, why = await self._try(host, lease)
+            lease_obj, wait_ms, why = await self._try(host, lease, fallback)
             if lease_obj is not None:
                 return lease_obj, loop.time() - started
             left = wait - (loop.time() - started)
@@ -120,7 +128,7 @@ class Budgets:
                 if left <= 0:
                     raise RateLimited(
                         url,
-                        f"{self.budget(host).inflight} requests to {host} are already open",
+                        f"{self.budget(host, fallback).inflight} requests to {host} are already open",
                         None,
                         own_limit_of=host,
                     )
@@ -136,8 +144,10 @@ class Budgets:
                 )
             await asyncio.sleep(wait_ms / 1000)
 
-    async def _try(self, host: str, lease: float) -> tuple[Lease | None, int, str]:
-        budget = self.budget(host)
+    async def _try(
+        self, host: str, lease: float, fallback: HostBudget | None
+    ) -> tuple[Lease | None, int, str]:
+        budget = self.budget(host, fallback)
         holder = uuid.uuid4().hex
         keys = [self._key("hold", host), self._key("inflight", host), self._key("bucket", host)]
         args: list[str | int | float] = [

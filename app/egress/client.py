@@ -13,7 +13,7 @@ import asyncio
 import functools
 import logging
 import ssl
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from http.cookiejar import Cookie, CookieJar, CookiePolicy
@@ -41,11 +41,13 @@ from app.egress.policy import (
     MAX_REDIRECTS,
     REDIRECT_STATUSES,
     EgressPolicy,
+    HostBudget,
     Origin,
     budget_host,
     has_scheme,
     origin_of,
     parse_diverts,
+    parse_rate_limit_reset,
     parse_retry_after,
     redirect_headers,
     redirect_method,
@@ -226,17 +228,29 @@ def _translated(url: str, deadline: _Deadline) -> Iterator[None]:
 @dataclass(frozen=True)
 class _BudgetKeys:
     """Which budget each hop of one request spends: its host's, or the caller's own key
-    on the request's own host; None when the caller keeps its own ledger."""
+    on the request's own host; None when the caller keeps its own ledger. On the request's
+    own host the caller may name the budget it gets (`fallback`, unless EGRESS_HOST_BUDGETS
+    names the host) and further budgets it spends too (`extra`, e.g. a paged-request limit)."""
 
     enabled: bool
     origin: str  # the canonical host of the first URL
     key: str | None
+    fallback: HostBudget | None = None
+    extra: tuple[tuple[str, HostBudget], ...] = ()
 
     def of(self, url: httpx.URL) -> str | None:
         if not self.enabled:
             return None
         host = budget_host(url)
         return self.key if self.key and host == self.origin else host
+
+    def spends(self, url: httpx.URL) -> list[tuple[str, HostBudget | None]]:
+        key = self.of(url)
+        if key is None:
+            return []
+        if budget_host(url) != self.origin:
+            return [(key, None)]
+        return [(key, self.fallback), *self.extra]
 
 
 class Egress:
@@ -297,6 +311,8 @@ class Egress:
         budget_key: str | None = None,
         budget_wait: float | None = None,
         total_timeout: float | None = None,
+        host_budget: HostBudget | None = None,
+        extra_budgets: Sequence[tuple[str, HostBudget]] = (),
     ) -> Fetched:
         """One whole response: 2xx or an accepted status, body decoded and capped.
 
@@ -305,7 +321,10 @@ class Egress:
         host's budget before RateLimited) to the Egress's default. `budget=False`
         skips the host budget (for callers with their own ledger); `budget_key`
         spends a budget of that name instead of the host's on the URL's own host
-        (the analysis endpoint, so its calls never use up a feed host's). A redirect
+        (the analysis endpoint, so its calls never use up a feed host's). `host_budget`
+        is the URL's own host's budget unless EGRESS_HOST_BUDGETS names the host (a
+        platform's documented limit, e.g. a Mastodon instance's); `extra_budgets` are
+        (name, budget) pairs spent too on that host (e.g. "host#paged"). A redirect
         status listed in `accept_statuses` is returned instead of followed.
         """
         async with self.stream(
@@ -321,6 +340,8 @@ class Egress:
             budget_key=budget_key,
             budget_wait=budget_wait,
             total_timeout=total_timeout,
+            host_budget=host_budget,
+            extra_budgets=extra_budgets,
         ) as response:
             body = bytearray()
             async for piece in response.body:
@@ -345,6 +366,8 @@ class Egress:
         budget_key: str | None = None,
         budget_wait: float | None = None,
         total_timeout: float | None = None,
+        host_budget: HostBudget | None = None,
+        extra_budgets: Sequence[tuple[str, HostBudget]] = (),
     ) -> AsyncIterator[Streamed]:
         """Like `fetch`, but the body is read on demand from `Streamed.body`.
 
@@ -357,7 +380,9 @@ class Egress:
         )
         wait = budget_wait if budget_wait is not None else self._budget_wait
         request = self._build(url, method, headers, content, data, json)
-        keys = _BudgetKeys(budget, budget_host(request.url), budget_key)
+        keys = _BudgetKeys(
+            budget, budget_host(request.url), budget_key, host_budget, tuple(extra_budgets)
+        )
         async with AsyncExitStack() as stack:
             response, redirects = await self._follow(
                 request, deadline, stack, accept_statuses, keys=keys, wait=wait
@@ -429,10 +454,11 @@ class Egress:
         reason = self._policy.check_url(request.url)
         if reason is not None:
             raise EgressBlocked(url, reason)
-        key = keys.of(request.url)
-        if key is not None:
+        for key, fallback in keys.spends(request.url):
             lease_for = deadline.seconds + LEASE_MARGIN
-            lease, waited = await self._budgets.acquire(key, url, lease=lease_for, wait=wait)
+            lease, waited = await self._budgets.acquire(
+                key, url, lease=lease_for, wait=wait, fallback=fallback
+            )
             stack.push_async_callback(lease.release)
             deadline.extend(waited)
         with _translated(url, deadline):
@@ -463,8 +489,15 @@ class Egress:
         """Raise for a status the caller did not accept; remember a Retry-After for everyone."""
         status, url, host = response.status_code, str(response.url), budget_host(response.url)
         retry_after = parse_retry_after(response.headers.get("retry-after"))
+        reset = parse_rate_limit_reset(response.headers.get("x-ratelimit-reset"))
+        if status == 429 and retry_after is None:
+            retry_after = reset  # Mastodon and others say when the window resets instead
         if status in (429, 503) and retry_after is not None:
             await self._budgets.hold(keys.of(response.url) or host, retry_after)
+        elif reset and response.headers.get("x-ratelimit-remaining", "").strip() == "0":
+            # The site's own window is spent: the next request would be a 429, so every
+            # process waits for the reset instead of asking.
+            await self._budgets.hold(keys.of(response.url) or host, reset)
         if 200 <= status < 300 or status in accept_statuses:
             return
         if status == 429 or (status == 503 and retry_after is not None):

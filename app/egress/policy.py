@@ -14,6 +14,7 @@ import socket
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from datetime import datetime
 from email.utils import parsedate_to_datetime
 from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_address, ip_network
 
@@ -276,6 +277,30 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
         except (TypeError, ValueError):
             return None
         seconds = when.timestamp() - (time.time() if now is None else now)
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER)
+
+
+def parse_rate_limit_reset(value: str | None, now: float | None = None) -> float | None:
+    """Seconds until an X-RateLimit-Reset, capped: an ISO 8601 time (Mastodon), epoch
+    seconds (GitHub, X) or seconds from now (a small number); None if unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    clock = time.time() if now is None else now
+    try:
+        number = float(value)
+    except ValueError:
+        try:
+            when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        if when.tzinfo is None:
+            return None
+        seconds = when.timestamp() - clock
+    else:
+        if number != number:  # NaN
+            return None
+        seconds = number - clock if number >= 1e9 else number
     return min(max(seconds, 0.0), MAX_RETRY_AFTER)
 
 

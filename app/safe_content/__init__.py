@@ -16,6 +16,7 @@ from app.safe_content.ast import (
     Block,
     Code,
     CodeBlock,
+    ContentWarning,
     Document,
     Em,
     Hashtag,
@@ -39,6 +40,7 @@ from app.safe_content.ast import (
 from app.safe_content.errors import ContentTooLarge, InvalidContent
 from app.safe_content.facets import from_facets
 from app.safe_content.filters import register_filters
+from app.safe_content.fit import with_content_warning
 from app.safe_content.html_builder import from_html
 from app.safe_content.plain import to_text
 from app.safe_content.render import MediaUrl, render_html, render_inline, render_text
@@ -54,6 +56,7 @@ __all__ = [
     "Code",
     "CodeBlock",
     "ContentTooLarge",
+    "ContentWarning",
     "Document",
     "Em",
     "Hashtag",
@@ -86,4 +89,5 @@ __all__ = [
     "to_json",
     "to_text",
     "validate",
+    "with_content_warning",
 ]

@@ -114,7 +114,15 @@ class List(_Node, tag="list", frozen=True):
     ordered: bool = False
 
 
-Block = Union[Paragraph, Heading, CodeBlock, Quote, List]  # noqa: UP007
+class ContentWarning(_Node, tag="content_warning", frozen=True):
+    """Blocks behind a warning (Mastodon's `spoiler_text`): shown collapsed, the summary
+    visible; the renderer writes a native <details> (no script)."""
+
+    summary: str
+    children: tuple[Block, ...]
+
+
+Block = Union[Paragraph, Heading, CodeBlock, Quote, List, ContentWarning]  # noqa: UP007
 
 
 class Document(_Node, tag="document", frozen=True):
@@ -137,6 +145,7 @@ _CHILDREN_FIELD: dict[type, str] = {
     Paragraph: "children",
     Heading: "children",
     Quote: "children",
+    ContentWarning: "children",
     ListItem: "children",
     Document: "children",
     List: "items",
@@ -148,6 +157,7 @@ _TEXT_FIELD: dict[type, str] = {
     Image: "alt",
     Mention: "label",
     Hashtag: "tag",
+    ContentWarning: "summary",
 }
 
 

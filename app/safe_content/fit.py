@@ -16,6 +16,7 @@ from app.safe_content.ast import (
     Block,
     Code,
     CodeBlock,
+    ContentWarning,
     Document,
     Em,
     Hashtag,
@@ -49,6 +50,15 @@ def fit(doc: Document) -> Document:
     budget = _Budget(nodes=MAX_NODES - 3, chars=MAX_TEXT - len(ELLIPSIS))  # room for "…"
     blocks = _blocks(doc.children, budget, depth=2)
     return Document(children=(*blocks, Paragraph((Text(ELLIPSIS),))))
+
+
+def with_content_warning(summary: str, doc: Document) -> Document:
+    """`doc` behind a content warning (collapsed when rendered), fitted to the caps; `doc`
+    itself when the summary is blank."""
+    summary = " ".join(summary.split())
+    if not summary:
+        return doc
+    return fit(Document(children=(ContentWarning(summary, doc.children),)))
 
 
 def _take_text(text: str, budget: _Budget) -> str:
@@ -85,6 +95,9 @@ def _block(block: Block, budget: _Budget, depth: int) -> Block | None:
     if isinstance(block, Quote):
         inner = _blocks(block.children, budget, depth + 1)
         return Quote(inner) if inner else None
+    if isinstance(block, ContentWarning):
+        summary = _take_text(block.summary, budget)
+        return ContentWarning(summary, _blocks(block.children, budget, depth + 1))
     if isinstance(block, List):
         items = []
         for item in block.items:

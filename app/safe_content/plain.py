@@ -11,6 +11,7 @@ from app.safe_content.ast import (
     Block,
     Code,
     CodeBlock,
+    ContentWarning,
     Document,
     Em,
     Hashtag,
@@ -43,6 +44,8 @@ def _block_text(block: Block) -> str:
         return block.text
     if isinstance(block, Quote):
         return _blocks_text(block.children)
+    if isinstance(block, ContentWarning):  # searchable by its warning and its words
+        return "\n\n".join(t for t in (block.summary.strip(), _blocks_text(block.children)) if t)
     if isinstance(block, List):
         items = (_blocks_text(item.children) for item in block.items)
         return "\n".join(text for text in items if text)

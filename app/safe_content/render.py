@@ -18,6 +18,7 @@ from app.safe_content.ast import (
     Block,
     Code,
     CodeBlock,
+    ContentWarning,
     Document,
     Em,
     Hashtag,
@@ -104,6 +105,11 @@ class _Writer:
             out.append("<blockquote>")
             self.blocks(block.children, depth + 1)
             out.append("</blockquote>")
+        elif type(block) is ContentWarning:
+            # Collapsed until the reader opens it: native <details>, no script, no attributes.
+            out.append(f"<details><summary>{escape(block.summary)}</summary>")
+            self.blocks(block.children, depth + 1)
+            out.append("</details>")
         elif type(block) is List:
             tag = "ol" if block.ordered is True else "ul"
             out.append(f"<{tag}>")
@@ -211,6 +217,8 @@ def _inline_runs(blocks: tuple[Block, ...], depth: int = 2) -> list[tuple[Inline
             runs.append((Code(block.text),))
         elif isinstance(block, Quote):
             runs.extend(_inline_runs(block.children, depth + 1))
+        elif isinstance(block, ContentWarning):
+            runs.append((Text(block.summary),))  # inline cannot collapse: the warning only
         elif isinstance(block, List):
             for item in block.items:
                 runs.extend(_inline_runs(item.children, depth + 2))

@@ -112,6 +112,7 @@ def item_json(i: ItemView) -> dict[str, Any]:
             if (proxy := media_url(str(m.get("url", ""))))
         ],
         "metrics": i.metrics,
+        "reposted_by": i.reposted_by or None,
     }
 
 

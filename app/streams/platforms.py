@@ -148,6 +148,18 @@ def adapt_query(name: str, query: str, *, ledger_enabled: bool = False) -> str |
     return query
 
 
+def instance_query(tag: str, host: str) -> str:
+    """A Mastodon hashtag search on one instance, as a source's query: "tag@host" (hashtag
+    timelines are per instance, so each instance is its own source)."""
+    return f"{tag}@{host}"
+
+
+def split_instance_query(query: str) -> tuple[str, str]:
+    """(tag, host) of an `instance_query`; host "" when the query names none."""
+    tag, _sep, host = query.rpartition("@")
+    return (tag, host) if tag else (query, "")
+
+
 # Handles ------------------------------------------------------------------------------
 
 _BSKY_HANDLE = re.compile(r"(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,61}")
@@ -170,6 +182,22 @@ def canonical_host(host: str) -> str | None:
         return None
     encoded = encoded.lower()
     return encoded if port in ("", "80", "443") else f"{encoded}:{port}"
+
+
+_INSTANCE = re.compile(r"[^\s/@?#\\]+\.[^\s/@?#\\]+")
+
+
+def instance_host(text: str) -> str | None:
+    """A Mastodon instance as people type it ("mastodon.social", "https://Chaos.Social/")
+    as its canonical host; None if it is not a host name."""
+    bare = text.strip()
+    for scheme in ("https://", "http://"):
+        if bare.lower().startswith(scheme):
+            bare = bare[len(scheme) :]
+    bare = bare.rstrip("/")
+    if not _INSTANCE.fullmatch(bare):
+        return None
+    return canonical_host(bare)
 
 
 def canonical_handle(name: str, handle: str) -> str | Unsupported | None:

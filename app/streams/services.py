@@ -415,9 +415,28 @@ async def _plan_keyword(
             unsupported.append(
                 Unsupported(name, _("This server cannot search %(p)s yet.") % {"p": label})
             )
+        elif platforms.PLATFORMS[name].instance_based:
+            hosts = form.spec.get("instances") or await _connected_instances(workspace_id, name)
+            if not hosts:
+                unsupported.append(Unsupported(name, _(
+                    "Mastodon has no global search: name the instances to search,"
+                    " e.g. mastodon.social."
+                )))  # fmt: skip
+            for host in hosts:
+                query = platforms.instance_query(adapted, host)
+                plans.append(
+                    _Plan(name, SourceKind.SEARCH, None, query=query, label=f"#{adapted} · {host}")
+                )
         else:
             plans.append(_Plan(name, SourceKind.SEARCH, None, query=adapted, label=adapted))
     return plans, unsupported
+
+
+async def _connected_instances(workspace_id: int, name: str) -> list[str]:
+    """The instances of the workspace's connections to `name`: where a keyword column that
+    names no instance searches."""
+    found = await queries.connections(workspace_id)
+    return list(dict.fromkeys(c.instance for c in found if c.provider == name and c.instance))
 
 
 def provider_kinds(name: str) -> frozenset[SourceKind]:
@@ -795,29 +814,30 @@ async def store_page(source: LeasedSource, page: Page, outcome: Outcome) -> dict
             item.created_at, to_json(item.content).decode(), item.plain_text[:20_000],
             json.dumps([{"kind": m.kind, "url": m.url, "alt": m.alt[:500]} for m in item.media]),
             json.dumps({k: v for k, v in item.metrics.items() if _finite(v)}), item.expires_at,
+            item.reposted_by[:300],
         )  # fmt: skip
     cursor = page.cursor or source.cursor
     if not rows and outcome.state == source.state:
         # A steady poll with nothing new (a 304, say): one statement, nobody to tell.
         await _mark(None, source, outcome, error="", cursor=cursor, polled=True)
         return {}
-    columns: list[Any] = list(zip(*rows.values(), strict=True)) if rows else [[]] * 11
+    columns: list[Any] = list(zip(*rows.values(), strict=True)) if rows else [[]] * 12
     async with db.workspace_tx(ws) as tx:
         linked = [] if not rows else await tx.fetch(
             """
             WITH incoming AS (
               SELECT * FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
                 $8::timestamptz[], $9::text[], $10::text[], $11::text[], $12::text[],
-                $13::timestamptz[])
+                $13::timestamptz[], $14::text[])
                 AS t(dedup_key, remote_id, author_handle, author_ref, url, created_at_remote,
-                     content, plain_text, media, metrics, expires_at)
+                     content, plain_text, media, metrics, expires_at, reposted_by)
             ), upserted AS (
               INSERT INTO feed_items (workspace_id, dedup_key, provider, remote_id, author_handle,
                 author_ref, url, created_at_remote, fetched_at, content, plain_text, media,
-                metrics, source_id, expires_at)
+                metrics, source_id, expires_at, reposted_by)
               SELECT $1, dedup_key, $2, remote_id, author_handle, author_ref, url,
-                created_at_remote, $14, content::jsonb, plain_text, media::jsonb, metrics::jsonb,
-                $15, expires_at
+                created_at_remote, $15, content::jsonb, plain_text, media::jsonb, metrics::jsonb,
+                $16, expires_at, reposted_by
               FROM incoming
               ON CONFLICT (workspace_id, dedup_key) DO UPDATE
                 SET metrics = EXCLUDED.metrics, fetched_at = EXCLUDED.fetched_at
@@ -828,7 +848,7 @@ async def store_page(source: LeasedSource, page: Page, outcome: Outcome) -> dict
             FROM upserted u
             CROSS JOIN (SELECT c.id FROM stream_column_sources cs
                         JOIN stream_columns c ON c.id = cs.column_id AND c.deleted_at IS NULL
-                        WHERE cs.workspace_id = $1 AND cs.source_id = $15) c
+                        WHERE cs.workspace_id = $1 AND cs.source_id = $16) c
             ON CONFLICT DO NOTHING
             RETURNING column_id
             """,

@@ -4,7 +4,8 @@ Nothing invalid is ever stored: a bad spec is a 422 naming each field
 (`{"spec.query": "..."}`). Shapes (seed 003 section 1.2, snake_case here):
 
     platform_feed            {connection_id: int, kinds: ["home"|"mentions", ...]}  kinds default ["home"]
-    keyword / saved_search   {query: 1..200 chars, no control chars, platforms: [name, ...]}
+    keyword / saved_search   {query: 1..200 chars, no control chars, platforms: [name, ...],
+                              instances?: [host, ...] (Mastodon instances to search, 1..10)}
     account_list             {accounts: 1..50 of {provider: name, handle: str}}
     refresh_policy           {interval_ms?: int, paused?: bool}  (clamped later, not refused)
 """
@@ -15,7 +16,7 @@ import re
 from typing import Any
 
 from app.core.i18n import _
-from app.streams.platforms import PLATFORMS, canonical_handle
+from app.streams.platforms import PLATFORMS, canonical_handle, instance_host
 from app.streams.types import (
     ColumnForm,
     ColumnType,
@@ -30,6 +31,7 @@ MAX_QUERY = 200
 MAX_ACCOUNTS = 50
 MAX_HANDLE = 300
 MAX_PLATFORMS = len(PLATFORMS)
+MAX_INSTANCES = 10  # Mastodon instances one keyword column searches (one source each)
 FEED_KINDS = (SourceKind.HOME, SourceKind.MENTIONS)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
@@ -137,7 +139,34 @@ def _keyword_spec(spec: dict[str, Any], errors: _Errors) -> dict[str, Any]:
             % {"p": str(unknown[0])[:40], "all": ", ".join(PLATFORMS)},
         )
     chosen = list(dict.fromkeys(p for p in platforms if p in PLATFORMS))
-    return {"query": query, "platforms": chosen[:MAX_PLATFORMS]}
+    clean: dict[str, Any] = {"query": query, "platforms": chosen[:MAX_PLATFORMS]}
+    instances = _instances(spec.get("instances"), errors)
+    if instances:
+        clean["instances"] = instances
+    return clean
+
+
+def _instances(value: object, errors: _Errors) -> list[str]:
+    """Mastodon instances to search (hashtag timelines are per instance: there is no global
+    one). Missing: the workspace's connected instances are searched."""
+    if value is None:
+        return []
+    if not isinstance(value, list) or len(value) > MAX_INSTANCES:
+        errors.add(
+            "spec.instances",
+            _("List up to %(n)s Mastodon instances, e.g. mastodon.social.") % {"n": MAX_INSTANCES},
+        )
+        return []
+    hosts: list[str] = []
+    for entry in value:
+        host = instance_host(entry) if isinstance(entry, str) and len(entry) <= 300 else None
+        if host is None:
+            shown = str(entry)[:60] if isinstance(entry, str) else type(entry).__name__
+            errors.add("spec.instances", _("%(h)r is not an instance's address.") % {"h": shown})
+            return []
+        if host not in hosts:
+            hosts.append(host)
+    return hosts
 
 
 def _accounts_spec(spec: dict[str, Any], errors: _Errors) -> dict[str, Any]:

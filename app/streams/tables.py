@@ -99,6 +99,7 @@ class FeedItem(Table, tablename="feed_items"):
     metrics = JSONB(default="{}")  # finite numbers only
     source_id = BigInt(null=True, default=None)  # the source that first saw it
     expires_at = Timestamptz(null=True, default=None)
+    reposted_by = Text(default="")  # who boosted/reposted it, when it came as a repost
 
 
 class FeedItemColumn(Table, tablename="feed_item_columns"):

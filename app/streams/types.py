@@ -152,6 +152,7 @@ class ItemView:
     plain_text: str
     media: list[dict[str, Any]]
     metrics: dict[str, float]
+    reposted_by: str = ""
 
 
 @dataclass(frozen=True)

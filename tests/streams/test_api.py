@@ -16,7 +16,11 @@ from tests.streams.statuses import status, statuses_reply
 KEYWORD = {
     "type": "keyword",
     "title": "Acampada",
-    "spec": {"query": "acampada #acampada26", "platforms": ["mastodon", "bluesky", "tiktok"]},
+    "spec": {
+        "query": "acampada #acampada26",
+        "platforms": ["mastodon", "bluesky", "tiktok"],
+        "instances": ["social.example"],
+    },
 }
 
 
@@ -107,7 +111,7 @@ async def test_creating_a_keyword_column_resolves_sources_and_names_unsupported_
     assert response.status_code == 201, response.text
     column = response.json()
     assert [(s["provider"], s["source_kind"], s["query"]) for s in column["sources"]] == [
-        ("mastodon", "search", "acampada26")
+        ("mastodon", "search", "acampada26@social.example")
     ]
     unsupported = {u["platform"]: u["reason"] for u in column["unsupported_platforms"]}
     assert set(unsupported) == {"bluesky", "tiktok"}  # no Bluesky provider on this server yet

@@ -81,6 +81,7 @@ class RemoteItem:
     media: tuple[MediaRef, ...] = ()
     metrics: dict[str, float] = field(default_factory=dict)  # finite numbers only
     expires_at: datetime | None = None  # e.g. YouTube Data API items: fetched + 30 days
+    reposted_by: str = ""  # the handle that boosted/reposted it (the item is the original)
 
 
 @dataclass(frozen=True)
@@ -137,6 +138,10 @@ class BaseProvider:
     async def resolve_handle(self, credential: Credential | None, handle: str) -> Actor | None:
         return None
 
+    async def verify(self, credential: Credential) -> Actor:
+        """The account a credential belongs to, checked with the platform (connecting it)."""
+        raise self._cannot("connections")
+
 
 _registry: dict[str, Provider] = {}
 
@@ -159,6 +164,10 @@ def _load_builtin() -> None:
         from app.streams.providers.rss import RssProvider
 
         register(RssProvider())
+    if "mastodon" not in _registry:
+        from app.streams.providers.mastodon import MastodonProvider
+
+        register(MastodonProvider())
 
 
 async def fetch(
