@@ -300,6 +300,18 @@ async def connection(workspace_id: int, connection_id: object) -> ConnectionView
     return _connection(row) if row else None
 
 
+async def connection_by_handle(
+    workspace_id: int, provider: str, instance: str, handle: str
+) -> int | None:
+    """The live connection of this account, if it is connected already."""
+    found = await db.fetchval(
+        "SELECT id FROM stream_connections WHERE workspace_id = $1 AND provider = $2"
+        " AND instance = $3 AND lower(handle) = lower($4) AND deleted_at IS NULL",
+        workspace_id, provider, instance, handle,
+    )  # fmt: skip
+    return int(found) if found is not None else None
+
+
 async def connections_without_column(workspace_id: int) -> list[ConnectionView]:
     """Live connections with a home timeline that never had a platform_feed column."""
     rows = await db.fetch(

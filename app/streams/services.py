@@ -31,7 +31,7 @@ from app.live.notices import publish_after_commit
 from app.safe_content import to_json
 from app.streams import platforms, queries, resolver, vault_contexts
 from app.streams.platforms import LedgerRule, adapt_query, clamp_interval, floor_ms
-from app.streams.providers import Credential, Page, dedup_key, provider_for
+from app.streams.providers import Credential, Page, ProviderError, dedup_key, provider_for
 from app.streams.schedule import Outcome, window_start
 from app.streams.spec import form_of, parse_column
 from app.streams.types import (
@@ -97,6 +97,54 @@ async def add_connection(
             )  # fmt: skip
         publish_after_commit(tx, COLUMNS_TOPIC)
     return connection_id
+
+
+async def connect(
+    workspace_id: int,
+    provider: str,
+    *,
+    instance: str,
+    secret: str,
+    handle: str = "",
+    actor_user_id: int | None = None,
+) -> int:
+    """Connect an account from its credential (a Mastodon instance and access token): the
+    platform says whose it is; the same account connected again gets the new secret."""
+    p = platforms.platform(provider)
+    implementation = provider_for(provider)
+    if p is None or implementation is None:
+        raise StreamsError(_("This server cannot connect such accounts yet."), field="provider")
+    host = platforms.instance_host(instance) if p.instance_based else ""
+    if host is None or (p.instance_based and not host):
+        raise StreamsError(
+            _("Enter the instance's address, e.g. mastodon.social."), field="instance"
+        )
+    if not secret.strip():
+        raise StreamsError(_("Enter the access token."), field="secret")
+    credential = Credential(secret=secret.strip(), instance=host, handle=handle.strip())
+    try:
+        account = await implementation.verify(credential)
+    except ProviderError as error:
+        raise StreamsError(error.message, field="secret") from None
+    except EgressError as error:
+        reason = _("%(h)s could not be asked: %(e)s") % {"h": host or p.label, "e": error.message}
+        raise StreamsError(reason, field="instance") from None
+    existing = await queries.connection_by_handle(workspace_id, provider, host, account.handle)
+    if existing is None:
+        return await add_connection(
+            workspace_id, provider, account.handle, instance=host,
+            display_name=account.display_name, secret=credential.secret,
+            actor_user_id=actor_user_id,
+        )  # fmt: skip
+    sealed = seal(credential.secret, context=vault_contexts.connection(workspace_id, existing))
+    async with db.workspace_tx(workspace_id) as tx:
+        await tx.execute(
+            "UPDATE stream_connections SET credentials = $3, display_name = $4"
+            " WHERE workspace_id = $1 AND id = $2",
+            workspace_id, existing, sealed, account.display_name or account.handle,
+        )  # fmt: skip
+        publish_after_commit(tx, COLUMNS_TOPIC)
+    return existing
 
 
 async def delete_connection(workspace_id: int, connection_id: int) -> None:

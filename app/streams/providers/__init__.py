@@ -110,6 +110,8 @@ class Provider(Protocol):
 
     async def resolve_handle(self, credential: Credential | None, handle: str) -> Actor | None: ...
 
+    async def verify(self, credential: Credential) -> Actor: ...
+
 
 class BaseProvider:
     """Defaults for what a provider does not implement."""
