@@ -21,7 +21,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 from urllib.parse import unquote, urlsplit
 
 import asyncpg
@@ -109,16 +109,42 @@ async def transaction(workspace_id: int | None = None) -> AsyncIterator[Tx]:
             raise RuntimeError("a transaction cannot span two workspaces")
         yield outer
         return
-    async with engine().transaction() as piccolo_tx:
-        tx = Tx(workspace_id=workspace_id, connection=piccolo_tx.connection)
+    async with _connection() as connection, connection.transaction():
+        tx = Tx(workspace_id=workspace_id, connection=connection)
         if workspace_id is not None:
             await tx.execute("SELECT set_config('app.workspace_id', $1, true)", str(workspace_id))
         token = _current_tx.set(tx)
+        # Piccolo only reads `.connection` from what it takes for its transaction.
+        piccolo_token = engine().current_transaction.set(cast(Any, _PiccoloJoin(connection)))
         try:
             yield tx
         finally:
+            engine().current_transaction.reset(piccolo_token)
             _current_tx.reset(token)
     await _run_after_commit(tx)
+
+
+@dataclass(frozen=True)
+class _PiccoloJoin:
+    """What Piccolo looks for to run its queries on our transaction's connection."""
+
+    connection: asyncpg.Connection
+
+
+@asynccontextmanager
+async def _connection() -> AsyncIterator[asyncpg.Connection]:
+    # asyncpg's own context managers, not Piccolo's transaction: a task cancelled
+    # between acquiring and BEGIN would leave Piccolo's connection out of the pool.
+    pool = engine().pool
+    if pool is None:  # a one-off command without a pool
+        connection = await engine().get_new_connection()
+        try:
+            yield connection
+        finally:
+            await connection.close()
+        return
+    async with pool.acquire() as connection:
+        yield connection
 
 
 def workspace_tx(workspace_id: int) -> Any:

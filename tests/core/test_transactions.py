@@ -1,0 +1,78 @@
+"""Transactions (app.core.db.transaction) give their connection back whatever happens to them.
+
+A live page's stream is cancelled the moment its browser goes away, and a
+worker's job the moment its lease is lost: a cancellation can land while a
+transaction is still being opened. The connection must go back to the pool
+rolled back, or the pool drains and every page waits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+from app.core import db
+
+
+async def _idle_in_transaction() -> int:
+    return int(
+        await db.fetchval(
+            "SELECT count(*) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND state LIKE 'idle in transaction%'"
+        )
+    )
+
+
+async def test_cancelled_while_opening_a_transaction_leaks_no_connection(clean_db: None) -> None:
+    rng = random.Random(7)
+
+    async def briefly() -> None:
+        async with db.transaction() as tx:
+            await tx.execute("SELECT 1")
+
+    for _ in range(40):  # cancellations land at every stage: acquire, BEGIN, the statement
+        tasks = [asyncio.create_task(briefly()) for _ in range(10)]
+        await asyncio.sleep(rng.uniform(0, 0.004))
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    # Every connection came back: the pool still serves as many transactions as it holds.
+    size = db.engine().pool.get_max_size()  # type: ignore[union-attr]
+
+    async def hold(ready: asyncio.Event, release: asyncio.Event) -> None:
+        async with db.transaction() as tx:
+            await tx.execute("SELECT 1")
+            ready.set()
+            await release.wait()
+
+    release = asyncio.Event()
+    readies = [asyncio.Event() for _ in range(size)]
+    holders = [asyncio.create_task(hold(r, release)) for r in readies]
+    try:
+        await asyncio.wait_for(asyncio.gather(*(r.wait() for r in readies)), timeout=5)
+    finally:
+        release.set()
+        await asyncio.gather(*holders, return_exceptions=True)
+    assert await _idle_in_transaction() == 0
+
+
+async def test_piccolo_queries_inside_a_transaction_join_it(clean_db: None) -> None:
+    from app.accounts.tables import User
+
+    class Undo(Exception):
+        pass
+
+    try:
+        async with db.transaction() as tx:
+            await tx.execute(
+                "INSERT INTO users (email, display_name, password_hash)"
+                " VALUES ('join@example.org', 'J', 'x')"
+            )
+            # The same connection: Piccolo sees the row this transaction has not committed.
+            seen = await User.select(User.email).where(User.email == "join@example.org").run()
+            assert seen == [{"email": "join@example.org"}]
+            raise Undo
+    except Undo:
+        pass
+    assert await User.count().where(User.email == "join@example.org").run() == 0
