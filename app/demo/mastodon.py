@@ -32,7 +32,7 @@ from urllib.parse import unquote, urlencode
 from app.demo.content import ARTICLE_ORIGIN, MASTODON_INSTANCES, DemoAuthor, DemoPost, DemoWorld
 from app.demo.http import DemoRequest, DemoResponse, DemoServer
 
-DEMO_TOKEN = "demo-mastodon-token"  # noqa: S105 -- the demo connection's token, not a secret
+DEMO_TOKEN = "demo-access-token"  # noqa: S105 -- the demo connection's token, not a secret
 PAGE_DEFAULT, PAGE_MAX = 20, 40
 _TOKENS = re.compile(r"(#\w+)|(@[\w.-]+@[\w.-]+\w)|(https?://[^\s<]+)")
 

@@ -124,6 +124,7 @@ def clamp_interval(interval_ms: int | None, column_type: ColumnType) -> int:
 # Queries ------------------------------------------------------------------------------
 
 _HASHTAG = re.compile(r"#(\w+)", re.UNICODE)
+_WORD = re.compile(r"(\w+)", re.UNICODE)
 
 
 def adapt_query(name: str, query: str, *, ledger_enabled: bool = False) -> str | Unsupported:
@@ -134,7 +135,8 @@ def adapt_query(name: str, query: str, *, ledger_enabled: bool = False) -> str |
             name, _(p.no_search_reason or "%(p)s cannot be searched.") % {"p": p.label}
         )
     if name == "mastodon":
-        tag = _HASHTAG.search(query)
+        # Hashtag timelines only: the first #hashtag, or a query of one word as its hashtag.
+        tag = _HASHTAG.search(query) or _WORD.fullmatch(query.strip())
         if tag is None:
             return Unsupported(name, _("Mastodon supports #hashtag queries only."))
         return tag.group(1).lower()

@@ -139,6 +139,7 @@ def test_intervals_are_clamped_and_never_below_the_budget_floor():
         ("youtube", "flood warning", "flood warning"),
         ("mastodon", "news #Acampada26 and #other", "acampada26"),
         ("mastodon", "no tags here", None),
+        ("mastodon", "Klimaschutz", "klimaschutz"),  # one word: its hashtag
         ("instagram", "#Acampada", "acampada"),
         ("instagram", "#acampada today", None),
         ("x", "flood", None),
