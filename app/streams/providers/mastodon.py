@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
@@ -205,9 +205,10 @@ def _connected_host(credential: Credential | None) -> str:
     return host
 
 
-async def _authorised(host: str, call: Any) -> Page:
+async def _authorised(host: str, call: Awaitable[Page]) -> Page:
+    """A connected account's timeline; a refused token says to connect again."""
     try:
-        page: Page = await call
+        page = await call
     except HttpStatusError as error:
         if error.status in (401, 403):
             raise ProviderError(
@@ -311,15 +312,19 @@ def _mentions(batch: list[Any], host: str) -> tuple[list[RemoteItem], int]:
     return _statuses(statuses, host)
 
 
-def _item(raw: object, host: str, reposted_by: str = "") -> RemoteItem | None:
-    """One status as an item, or None when it lacks what an item needs."""
+def _item(raw: object, host: str) -> RemoteItem | None:
+    """One status as an item (a reblog: the reblogged status, its booster kept), or None
+    when it lacks what an item needs."""
     if not isinstance(raw, dict):
         return None
     reblog = raw.get("reblog")
-    if isinstance(reblog, dict) and not reposted_by:
-        account = raw.get("account")
-        booster = _handle(account, host) if isinstance(account, dict) else ""
-        return _item(reblog, host, booster or "?")
+    if not isinstance(reblog, dict):
+        return _status_item(raw, host, reposted_by="")
+    account = raw.get("account")
+    return _status_item(reblog, host, _handle(account, host) if isinstance(account, dict) else "")
+
+
+def _status_item(raw: dict[str, Any], host: str, reposted_by: str) -> RemoteItem | None:
     uri, account = _text(raw.get("uri")), raw.get("account")
     created = _time(raw.get("created_at"))
     key = _uri_key(uri)
@@ -340,7 +345,7 @@ def _item(raw: object, host: str, reposted_by: str = "") -> RemoteItem | None:
         url=url if isinstance(url, str) and url.startswith(("https://", "http://")) else "",
         media=_media(raw.get("media_attachments")),
         metrics=_metrics(raw),
-        reposted_by=reposted_by if reposted_by != "?" else "",
+        reposted_by=reposted_by,
     )
 
 
