@@ -26,7 +26,7 @@ import asyncpg
 from app.core import db, leases
 from app.core.i18n import _
 from app.core.jobs import enqueue_after_commit
-from app.egress import EgressError
+from app.egress import EgressError, RateLimited
 from app.live.notices import publish_after_commit
 from app.safe_content import to_json
 from app.streams import platforms, queries, resolver, vault_contexts
@@ -99,52 +99,74 @@ async def add_connection(
     return connection_id
 
 
-async def connect(
-    workspace_id: int,
-    provider: str,
-    *,
-    instance: str,
-    secret: str,
-    handle: str = "",
-    actor_user_id: int | None = None,
-) -> int:
-    """Connect an account from its credential (a Mastodon instance and access token): the
-    platform says whose it is; the same account connected again gets the new secret."""
-    p = platforms.platform(provider)
-    implementation = provider_for(provider)
-    if p is None or implementation is None:
-        raise StreamsError(_("This server cannot connect such accounts yet."), field="provider")
-    host = platforms.instance_host(instance) if p.instance_based else ""
-    if host is None or (p.instance_based and not host):
-        raise StreamsError(
-            _("Enter the instance's address, e.g. mastodon.social."), field="instance"
-        )
-    if not secret.strip():
-        raise StreamsError(_("Enter the access token."), field="secret")
-    credential = Credential(secret=secret.strip(), instance=host, handle=handle.strip())
+async def connect_account(workspace_id: int, data: object, *, actor_user_id: int | None) -> int:
+    """Connect an account from what a person typed (Mastodon: instance + access token;
+    Bluesky: handle + app password): the provider checks it once with the platform and
+    what it keeps is sealed. The same account connected again gets the new secret."""
+    form = data if isinstance(data, dict) else {}
+
+    def text(key: str) -> str:
+        value = form.get(key)
+        return value.strip() if isinstance(value, str) else ""
+
+    provider_name, handle, secret, instance = (
+        text("provider"), text("handle"), text("secret"), text("instance")
+    )  # fmt: skip
+    p = platforms.platform(provider_name)
+    host = platforms.instance_host(instance) if instance else ""
+    errors: dict[str, str] = {}
+    if p is None:
+        errors["provider"] = _("Choose a platform.")
+    elif p.instance_based and not host:
+        errors["instance"] = _("Enter the instance's address, e.g. mastodon.social.")
+    elif not p.instance_based and (not handle or len(handle) > 300):
+        errors["handle"] = _("Enter the account's handle.")
+    if not secret or len(secret) > 2000:
+        errors["secret"] = _("Enter the app password or access token.")
+    if host is None:
+        errors["instance"] = _("The server is not a valid host name.")
+    if errors:
+        raise SpecInvalid(errors)
+    provider = provider_for(provider_name)
+    if provider is None:
+        raise SpecInvalid({"provider": _("Accounts on this platform cannot be connected yet.")})
     try:
-        account = await implementation.verify(credential)
+        connected = await provider.connect(handle, secret, host or "")
+    except RateLimited:
+        raise StreamsError(
+            _("The platform asks to wait before signing in again; try later."), status=429
+        ) from None
     except ProviderError as error:
-        raise StreamsError(error.message, field="secret") from None
+        raise SpecInvalid({"secret": error.message}) from None
     except EgressError as error:
-        reason = _("%(h)s could not be asked: %(e)s") % {"h": host or p.label, "e": error.message}
-        raise StreamsError(reason, field="instance") from None
-    existing = await queries.connection_by_handle(workspace_id, provider, host, account.handle)
-    if existing is None:
-        return await add_connection(
-            workspace_id, provider, account.handle, instance=host,
-            display_name=account.display_name, secret=credential.secret,
-            actor_user_id=actor_user_id,
-        )  # fmt: skip
-    sealed = seal(credential.secret, context=vault_contexts.connection(workspace_id, existing))
+        raise StreamsError(
+            _("The platform could not be reached: %(m)s") % {"m": error.message}, status=502
+        ) from None
+    existing = await queries.connection_by_handle(
+        workspace_id, provider_name, host or "", connected.handle
+    )
+    if existing is not None:
+        await _reseal_connection(workspace_id, existing, connected.secret, connected.display_name)
+        return existing
+    return await add_connection(
+        workspace_id, provider_name, connected.handle, instance=host or "",
+        display_name=connected.display_name, secret=connected.secret, actor_user_id=actor_user_id,
+    )  # fmt: skip
+
+
+async def _reseal_connection(
+    workspace_id: int, connection_id: int, secret: str, display_name: str = ""
+) -> None:
+    """A connection's new secret (connected again, or a provider's refreshed session)."""
+    sealed = seal(secret, context=vault_contexts.connection(workspace_id, connection_id))
     async with db.workspace_tx(workspace_id) as tx:
         await tx.execute(
-            "UPDATE stream_connections SET credentials = $3, display_name = $4"
-            " WHERE workspace_id = $1 AND id = $2",
-            workspace_id, existing, sealed, account.display_name or account.handle,
+            "UPDATE stream_connections SET credentials = $3,"
+            " display_name = coalesce(nullif($4, ''), display_name)"
+            " WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL",
+            workspace_id, connection_id, sealed, display_name,
         )  # fmt: skip
         publish_after_commit(tx, COLUMNS_TOPIC)
-    return existing
 
 
 async def delete_connection(workspace_id: int, connection_id: int) -> None:

@@ -398,8 +398,10 @@ async def test_an_instance_without_a_public_api_is_read_from_the_accounts_rss(de
 
 async def test_a_connection_reads_home_with_reblogs_unwrapped_and_mentions(people, demo):
     ws, _owner = await people.workspace()
-    connection = await services.connect(
-        ws, "mastodon", instance="https://Mastodon.Social/", secret=DEMO_TOKEN
+    connection = await services.connect_account(
+        ws,
+        {"provider": "mastodon", "instance": "https://Mastodon.Social/", "secret": DEMO_TOKEN},
+        actor_user_id=None,
     )
     column = await services.create_column(
         ws,
@@ -477,7 +479,11 @@ async def test_a_keyword_column_without_instances_searches_the_connected_ones(pe
     assert await sources_of(lonely) == []
     spec = await db.fetchval("SELECT spec FROM stream_columns WHERE id = $1", lonely)
     assert "no global search" in spec
-    await services.connect(ws, "mastodon", instance="chaos.social", secret=DEMO_TOKEN)
+    await services.connect_account(
+        ws,
+        {"provider": "mastodon", "instance": "chaos.social", "secret": DEMO_TOKEN},
+        actor_user_id=None,
+    )
     column = await services.create_column(
         ws, {"type": "keyword", "title": "C", "spec": {"query": "#Climate", "platforms": ["mastodon"]}},
         actor_user_id=None,

@@ -45,6 +45,15 @@ class Credential:
 
 
 @dataclass(frozen=True)
+class Connected:
+    """An account a provider signed in to (`connect`): what the connection row stores."""
+
+    handle: str
+    display_name: str
+    secret: str  # sealed into the connection; never shown again
+
+
+@dataclass(frozen=True)
 class Actor:
     """An account found by `resolve_handle`."""
 
@@ -110,7 +119,7 @@ class Provider(Protocol):
 
     async def resolve_handle(self, credential: Credential | None, handle: str) -> Actor | None: ...
 
-    async def verify(self, credential: Credential) -> Actor: ...
+    async def connect(self, handle: str, secret: str, instance: str = "") -> Connected: ...
 
 
 class BaseProvider:
@@ -140,9 +149,9 @@ class BaseProvider:
     async def resolve_handle(self, credential: Credential | None, handle: str) -> Actor | None:
         return None
 
-    async def verify(self, credential: Credential) -> Actor:
-        """The account a credential belongs to, checked with the platform (connecting it)."""
-        raise self._cannot("connections")
+    async def connect(self, handle: str, secret: str, instance: str = "") -> Connected:
+        """Check an account's secret with the platform (a sign-in) before it is stored."""
+        raise ProviderError(_("%(p)s accounts cannot be connected here yet.") % {"p": self.name})
 
 
 _registry: dict[str, Provider] = {}

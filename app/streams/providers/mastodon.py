@@ -38,6 +38,7 @@ from app.streams.platforms import canonical_host, instance_host, split_instance_
 from app.streams.providers import (
     Actor,
     BaseProvider,
+    Connected,
     Credential,
     FetchRequest,
     MediaRef,
@@ -92,11 +93,12 @@ class MastodonProvider(BaseProvider):
             display_name=_text(account.get("display_name"))[:200],
         )
 
-    async def verify(self, credential: Credential) -> Actor:
-        """The account a token belongs to (connecting it): `user@host`."""
-        host = instance_host(credential.instance)
+    async def connect(self, handle: str, secret: str, instance: str = "") -> Connected:
+        """An access token of `instance`: the instance says whose it is (`user@host`)."""
+        host = instance_host(instance)
         if host is None:
             raise ProviderError(_("Enter the instance's address, e.g. mastodon.social."))
+        credential = Credential(secret=secret, instance=host)
         try:
             fetched = await _get(host, "/api/v1/accounts/verify_credentials", [], credential)
         except HttpStatusError as error:
@@ -106,10 +108,10 @@ class MastodonProvider(BaseProvider):
         account = _json(fetched)
         if not isinstance(account, dict) or not isinstance(account.get("acct"), str):
             raise ProviderError(_("%(h)s did not say whose token this is.") % {"h": host})
-        return Actor(
-            ref=f"{host}/{account.get('id', '')}",
+        return Connected(
             handle=_handle(account, host),
             display_name=_text(account.get("display_name"))[:200],
+            secret=secret,
         )
 
     # Timelines ------------------------------------------------------------------------
