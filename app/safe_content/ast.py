@@ -186,28 +186,36 @@ def check_caps(doc: Document) -> None:
             f"Rich text version {doc.version!r} is not supported; this build reads version "
             f"{VERSION}."
         )
+    # Walks sibling groups (a node's children tuple) rather than single nodes:
+    # a group is counted before it is read, so a huge one stops at once.
     nodes = 0
     chars = 0
-    stack: list[tuple[object, int, bool]] = [(doc, 1, False)]
+    stack: list[tuple[tuple[object, ...], int, bool]] = [((doc,), 1, False)]
     pop, push = stack.pop, stack.append
+    text_field, children_field = _TEXT_FIELD.get, _CHILDREN_FIELD.get
     while stack:
-        node, depth, in_link = pop()
-        nodes += 1
+        group, depth, in_link = pop()
+        nodes += len(group)
         if nodes > MAX_NODES:
             raise ContentTooLarge(f"Rich text has more than {MAX_NODES:,} nodes.")
         if depth > MAX_DEPTH:
             raise ContentTooLarge(f"Rich text is nested more than {MAX_DEPTH} levels deep.")
-        kind = type(node)
-        if kind in _TEXT_FIELD:
-            chars += text_size(node)
-            if chars > MAX_TEXT:
-                raise ContentTooLarge(f"Rich text holds more than {MAX_TEXT:,} characters.")
-        if in_link and kind in _INTERACTIVE:
-            raise InvalidContent("A link inside a link is not allowed in rich text.")
-        if kind in _CHILDREN_FIELD:
-            inner_link = in_link or kind is Link
-            for child in children_of(node):
-                push((child, depth + 1, inner_link))
+        for node in group:
+            kind = type(node)
+            name = text_field(kind)
+            if name is not None:
+                value = getattr(node, name, None)
+                if isinstance(value, str):  # wrong types are caught by validate
+                    chars += len(value)
+            if in_link and kind in _INTERACTIVE:
+                raise InvalidContent("A link inside a link is not allowed in rich text.")
+            name = children_field(kind)
+            if name is not None:
+                children = getattr(node, name, ())
+                if children and isinstance(children, tuple):
+                    push((children, depth + 1, in_link or kind is Link))
+        if chars > MAX_TEXT:
+            raise ContentTooLarge(f"Rich text holds more than {MAX_TEXT:,} characters.")
 
 
 def within_caps(doc: Document) -> bool:

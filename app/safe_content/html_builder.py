@@ -5,7 +5,7 @@ with a prebuilt nh3 allowlist (html5ever parses hostile markup exactly as a
 browser would and drops everything we do not read); then build the closed
 AST in one pass over nh3's output. That output is html5ever's serialisation
 of a tree holding only our allowlist, so one regular expression reads it
-(`_TOKEN`); no second HTML parser re-reads it. The classes nh3 lets through
+(`_TAG`); no second HTML parser re-reads it. The classes nh3 lets through
 (Mastodon's mention/hashtag/invisible/ellipsis) are read here and never
 reach the output.
 """
@@ -13,6 +13,7 @@ reach the output.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from html import unescape
 
@@ -65,10 +66,13 @@ _CLEANER = nh3.Cleaner(
 
 # html5ever's serialiser (nh3's output) writes three kinds of token: a start
 # tag with a lowercase name and double-quoted attributes, an end tag, and text
-# in which "<" is always escaped as "&lt;". Text and attribute values are
-# entity-decoded once, as any HTML parser would. A "<" that starts none of
-# these (it never happens) is read as text: the builder only ever gains words.
-_TOKEN = re.compile(r'<(/?)([a-z][a-z0-9]*)((?: [a-z][a-z0-9-]*="[^"]*")*)>|([^<]+|<)')
+# in which "<" is always escaped as "&lt;". `_TAG.split` cuts the markup into
+# text, then (slash, name, attributes, text) per tag. Text and attribute values
+# are entity-decoded once, as any HTML parser would. A "<" that starts no such
+# tag (it never happens) stays in the text: the builder only ever gains words.
+_TAG = re.compile(r'<(/?)([a-z][a-z0-9]*)((?: [a-z][a-z0-9-]*="[^"]*")*+)>')
+# A <span> with these attributes does nothing (Mastodon's h-card loses its class in nh3).
+_INERT_SPAN = frozenset({"", ' class=""'})
 _ATTRIBUTE = re.compile(r' ([a-z][a-z0-9-]*)="([^"]*)"')
 _NO_ATTRIBUTES: dict[str, str] = {}
 _HEADING_LEVEL = {"h1": 2, "h2": 2, "h3": 3, "h4": 4, "h5": 4, "h6": 4}
@@ -80,25 +84,6 @@ _BOUNDARY = frozenset(
         "dt", "dd", "address", "details", "summary",
     }
 )  # fmt: skip
-# What a start tag does to the tree, by tag name (a tag not listed does nothing).
-_ROLE = {
-    "pre": "pre",
-    **dict.fromkeys(_HEADING_LEVEL, "heading"),
-    "ul": "list",
-    "ol": "list",
-    "li": "item",
-    "blockquote": "quote",
-    "tr": "row",
-    "td": "cell",
-    "th": "cell",
-    **dict.fromkeys(_BOUNDARY, "boundary"),
-    "b": "strong",
-    "strong": "strong",
-    "i": "em",
-    "em": "em",
-    "a": "link",
-    "code": "code",
-}
 _VOID = frozenset({"br", "img", "hr"})
 # Tree levels charged per open container: a list needs two (list, item), and
 # charging every container the same keeps the depth bound simple and safe.
@@ -117,17 +102,22 @@ def from_html(html: str, base_url: str | None = None) -> Document:
 
 
 def _attributes(markup: str) -> dict[str, str]:
-    return {name: unescape(value) for name, value in _ATTRIBUTE.findall(markup)}
+    return {
+        name: unescape(value) if "&" in value else value
+        for name, value in _ATTRIBUTE.findall(markup)
+    }
 
 
-@dataclass(slots=True)
 class _Frame:
     """An open inline element collecting its children."""
 
-    kind: str  # "root" | "strong" | "em" | "link" | "code"
-    children: list[str | Inline] = field(default_factory=list)
-    href: str | None = None
-    classes: tuple[str, ...] = ()
+    __slots__ = ("children", "classes", "href", "kind")
+
+    def __init__(self, kind: str, href: str | None = None, classes: tuple[str, ...] = ()) -> None:
+        self.kind = kind  # "root" | "strong" | "em" | "link"
+        self.children: list[str | Inline] = []
+        self.href = href
+        self.classes = classes
 
 
 @dataclass(slots=True)
@@ -212,21 +202,27 @@ def _close_frame(frame: _Frame) -> list[Inline]:
     return _close_link(frame, nodes)
 
 
+# What an end tag undoes: a function of the builder, or None for nothing.
+_Closer = Callable[["_Builder"], None] | None
+
+
 class _Builder:
     """Turns nh3's well-formed output into blocks. One instance per document.
 
     `start`, `end` and `data` are the three token callbacks `feed` calls;
     tests drive the same callbacks from the stdlib HTMLParser to show that
-    `_TOKEN` reads nh3's output exactly as a general HTML parser does.
+    `_TAG` reads nh3's output exactly as a general HTML parser does.
+    A start tag is dispatched by name (`_OPENERS`) and leaves on a stack
+    what its end tag must undo (a `_Closer`), so an end tag is a pop and a call.
     """
 
     def __init__(self, base_url: str | None) -> None:
         self.base_url = base_url
         self.containers = [_Container("document")]
-        self.frames = [_Frame("root", [])]
+        self.frames = [_Frame("root")]
         self.link_open = False  # a link frame is open: no link may start inside it
         self.open_tags: list[str] = []  # every open element, innermost last ...
-        self.open_actions: list[str] = []  # ... and what its end tag must undo
+        self.open_closers: list[_Closer] = []  # ... and what its end tag must undo
         self.heading: int | None = None
         self.pre_depth = 0
         self.pre_text: list[str] = []
@@ -255,7 +251,7 @@ class _Builder:
         children = self.frames[-1].children
         if self.pending_space:
             core = " " + core
-        if children and isinstance(children[-1], str):
+        if children and type(children[-1]) is str:
             children[-1] += core
         else:
             children.append(core)
@@ -342,9 +338,12 @@ class _Builder:
             self._append_block(List(items, container.ordered))
 
     def finish(self) -> tuple[Block, ...]:
-        while self.open_tags:
-            self.open_tags.pop()
-            self._end_action(self.open_actions.pop())
+        tags, closers = self.open_tags, self.open_closers
+        while tags:
+            tags.pop()
+            closer = closers.pop()
+            if closer is not None:
+                closer(self)
         self.flush()
         while len(self.containers) > 1:
             self._close_container()
@@ -353,60 +352,68 @@ class _Builder:
     # -- tokens ----------------------------------------------------------------
 
     def feed(self, markup: str) -> None:
-        """Read nh3's output token by token (see `_TOKEN`)."""
-        start, end, data = self.start, self.end, self.data
-        tags, actions, end_action = self.open_tags, self.open_actions, self._end_action
-        for slash, tag, attributes, text in _TOKEN.findall(markup):
-            if text:
-                data(unescape(text) if "&" in text else text)
-            elif not slash:
-                start(tag, _attributes(attributes) if attributes else _NO_ATTRIBUTES)
-            elif tags and tags[-1] == tag:  # `end`, inlined for the usual case
-                tags.pop()
-                action = actions.pop()
-                if action != "none":
-                    end_action(action)
+        """Read nh3's output tag by tag (see `_TAG`); the callbacks, inlined."""
+        start, end, text_token = self.start, self.end, self._text
+        tags, closers = self.open_tags, self.open_closers
+        parts = _TAG.split(markup)
+        if parts[0]:
+            text_token(unescape(parts[0]))
+        for slash, tag, attributes, text in zip(
+            parts[1::4], parts[2::4], parts[3::4], parts[4::4], strict=True
+        ):
+            if slash:
+                if tags and tags[-1] == tag:  # always, in nh3's well-formed output
+                    tags.pop()
+                    closer = closers.pop()
+                    if closer is not None:
+                        closer(self)
+                else:
+                    end(tag)
+            elif tag == "span" and attributes in _INERT_SPAN:
+                tags.append(tag)  # `start`, shortened: such a span never acts
+                closers.append(None)
             else:
-                end(tag)
+                start(tag, _attributes(attributes) if attributes else _NO_ATTRIBUTES)
+            if text and not self.hidden:
+                text_token(unescape(text) if "&" in text else text)
 
     def start(self, tag: str, attrs: dict[str, str]) -> None:
         if tag in _VOID:
             self._void(tag, attrs)
             return
+        closer: _Closer = None
         if tag == "span":
-            action = self._span(attrs)
+            closer = self._span(attrs)
         elif self.hidden or self.code_text is not None:
-            action = "none"
+            pass
         elif self.pre_depth:
-            action = "none"
             if tag == "pre":
                 self.pre_depth += 1
-                action = "pre"
+                closer = _Builder._end_pre
         else:
-            role = _ROLE.get(tag)
-            action = "none" if role is None else self._start_role(role, tag, attrs)
+            opener = _OPENERS.get(tag)
+            if opener is not None:
+                closer = opener(self, tag, attrs)
         self.open_tags.append(tag)
-        self.open_actions.append(action)
+        self.open_closers.append(closer)
 
     def end(self, tag: str) -> None:
-        tags, actions = self.open_tags, self.open_actions
-        if tags and tags[-1] == tag:  # always, in nh3's well-formed output
-            tags.pop()
-            action = actions.pop()
-            if action != "none":
-                self._end_action(action)
-            return
+        tags, closers = self.open_tags, self.open_closers
         if tag not in tags:
             return  # a stray end tag closes nothing
         while tags:
             name = tags.pop()
-            self._end_action(actions.pop())
+            closer = closers.pop()
+            if closer is not None:
+                closer(self)
             if name == tag:
                 return
 
     def data(self, data: str) -> None:
-        if self.hidden:
-            return
+        if not self.hidden:
+            self._text(data)
+
+    def _text(self, data: str) -> None:
         data = clean_text(data)
         if self.pre_depth:
             self.pre_text.append(data)
@@ -415,7 +422,7 @@ class _Builder:
         else:
             self._emit_text(data)
 
-    # -- element actions -----------------------------------------------------
+    # -- element actions: openers return what the end tag undoes -------------
 
     def _void(self, tag: str, attrs: dict[str, str]) -> None:
         if self.hidden:
@@ -437,82 +444,86 @@ class _Builder:
             return [Image(src=src, alt=alt)]
         return [Text(alt)] if alt else []
 
-    def _span(self, attrs: dict[str, str]) -> str:
+    def _span(self, attrs: dict[str, str]) -> _Closer:
         """Mastodon's shortened links: hide "invisible" parts, mark the "ellipsis" one."""
-        classes = attrs.get("class", "").split()
+        value = attrs.get("class")
+        if not value:
+            return None
+        classes = value.split()
         if "invisible" in classes:
             self.hidden += 1
-            return "hidden"
-        return "ellipsis" if "ellipsis" in classes else "none"
+            return _Builder._end_hidden
+        return _Builder._end_ellipsis if "ellipsis" in classes else None
 
-    def _start_role(self, role: str, tag: str, attrs: dict[str, str]) -> str:
-        """Open an element the builder reads; returns the action for its end tag."""
-        if role in ("strong", "em", "link"):
-            if self._depth_left() < 1:
-                return "none"
-            if role == "link":
-                if self.link_open:
-                    return "none"  # no links inside links
-                href = http_url(attrs.get("href") or "", self.base_url)
-                frame = _Frame("link", [], href, tuple(attrs.get("class", "").split()))
-                self.link_open = True
-            else:
-                frame = _Frame(role, [])
-            self._emit_space()  # a space before the element belongs outside it
-            self.frames.append(frame)
-            return "inline"
-        if role == "boundary":
-            self.flush()
-            return "block"
-        if role == "code":
-            self.code_text = []
-            return "code"
-        if role == "pre":
-            self.flush()
-            self.pre_depth = 1
-            self.pre_text = []
-            return "pre"
-        if role == "heading":
-            self.flush()
-            self.heading = _HEADING_LEVEL[tag]
-            return "heading"
-        if role in ("list", "item", "quote"):
-            ordered = tag == "ol"
-            return "container" if self._open_container(role, ordered=ordered) else "block"
-        if role == "row":
-            self.flush()
-            self.cells = 0
-            return "block"
-        # a table cell
+    def _open_inline(self, tag: str, attrs: dict[str, str]) -> _Closer:
+        if self._depth_left() < 1:
+            return None
+        self._emit_space()  # a space before the element belongs outside it
+        self.frames.append(_Frame(_INLINE_KIND[tag]))
+        return _Builder._end_inline
+
+    def _open_link(self, tag: str, attrs: dict[str, str]) -> _Closer:
+        if self.link_open or self._depth_left() < 1:
+            return None  # no links inside links
+        href = http_url(attrs.get("href") or "", self.base_url)
+        classes = attrs.get("class")
+        self._emit_space()
+        self.frames.append(_Frame("link", href, tuple(classes.split()) if classes else ()))
+        self.link_open = True
+        return _Builder._end_inline
+
+    def _open_boundary(self, tag: str, attrs: dict[str, str]) -> _Closer:
+        self.flush()
+        return _Builder.flush
+
+    def _open_code(self, tag: str, attrs: dict[str, str]) -> _Closer:
+        self.code_text = []
+        return _Builder._end_code
+
+    def _open_pre(self, tag: str, attrs: dict[str, str]) -> _Closer:
+        self.flush()
+        self.pre_depth = 1
+        self.pre_text = []
+        return _Builder._end_pre
+
+    def _open_heading(self, tag: str, attrs: dict[str, str]) -> _Closer:
+        self.flush()
+        self.heading = _HEADING_LEVEL[tag]
+        return _Builder._end_heading
+
+    def _open_list(self, tag: str, attrs: dict[str, str]) -> _Closer:
+        opened = self._open_container(_CONTAINER_KIND[tag], ordered=tag == "ol")
+        return _Builder._close_container if opened else _Builder.flush
+
+    def _open_row(self, tag: str, attrs: dict[str, str]) -> _Closer:
+        self.flush()
+        self.cells = 0
+        return _Builder.flush
+
+    def _open_cell(self, tag: str, attrs: dict[str, str]) -> _Closer:
         self.cells += 1
         if self.cells > 1 and self.has_content:
             self._emit_text(_CELL_SEPARATOR)
-        return "none"
+        return None
 
-    def _end_action(self, action: str) -> None:
-        if action == "inline":
-            if len(self.frames) > 1:
-                # A trailing space inside the element stays pending and lands after it.
-                frame = self.frames.pop()
-                if frame.kind == "link":
-                    self.link_open = False
-                self.frames[-1].children.extend(_close_frame(frame))
-        elif action == "block":
-            self.flush()
-        elif action == "hidden":
-            self.hidden -= 1
-        elif action == "ellipsis":
-            if not self.hidden:
-                self._emit_text("…")
-        elif action == "pre":
-            self._end_pre()
-        elif action == "code":
-            self._end_code()
-        elif action == "heading":
-            self.flush()
-            self.heading = None
-        elif action == "container":
-            self._close_container()
+    def _end_inline(self) -> None:
+        if len(self.frames) > 1:
+            # A trailing space inside the element stays pending and lands after it.
+            frame = self.frames.pop()
+            if frame.kind == "link":
+                self.link_open = False
+            self.frames[-1].children.extend(_close_frame(frame))
+
+    def _end_hidden(self) -> None:
+        self.hidden -= 1
+
+    def _end_ellipsis(self) -> None:
+        if not self.hidden:
+            self._emit_text("…")
+
+    def _end_heading(self) -> None:
+        self.flush()
+        self.heading = None
 
     def _end_pre(self) -> None:
         self.pre_depth -= 1
@@ -537,3 +548,20 @@ class _Builder:
             self._emit_text(" ")
         self._emit_nodes([Code(text.strip(" "))])
         self.pending_space = text[-1] == " "
+
+
+_INLINE_KIND = {"b": "strong", "strong": "strong", "i": "em", "em": "em"}
+_CONTAINER_KIND = {"ul": "list", "ol": "list", "li": "item", "blockquote": "quote"}
+# What a start tag does, by name (a tag not listed only opens and closes).
+_OPENERS: dict[str, Callable[[_Builder, str, dict[str, str]], _Closer]] = {
+    "pre": _Builder._open_pre,
+    **dict.fromkeys(_HEADING_LEVEL, _Builder._open_heading),
+    **dict.fromkeys(_CONTAINER_KIND, _Builder._open_list),
+    "tr": _Builder._open_row,
+    "td": _Builder._open_cell,
+    "th": _Builder._open_cell,
+    **dict.fromkeys(_BOUNDARY, _Builder._open_boundary),
+    **dict.fromkeys(_INLINE_KIND, _Builder._open_inline),
+    "a": _Builder._open_link,
+    "code": _Builder._open_code,
+}
