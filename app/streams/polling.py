@@ -1,12 +1,14 @@
 """One poll of one source, front to back, and the scheduler loop that runs them.
 
-    claim (lease, SKIP LOCKED) -> credential (vault, or keyless) -> ledger -> resolve the
-    account (author feeds; cached) -> provider call through egress (host budget inside)
-    -> store items, link them to every column of the source, next poll -> live notice
+    claim (lease, SKIP LOCKED; also reads the columns and the sealed key) -> credential
+    (vault, or keyless) -> ledger -> resolve the account (author feeds; cached) -> provider
+    call through egress (host budget inside) -> store items, link them to every column of
+    the source, next poll (one statement) -> live notice
 
 A manual refresh and a new source wake the same `poll_source` (job
 `poll_stream_source`); the arq cron runs `run_due`, which keeps at most
-`POLLS_PER_WORKER` polls in flight in this process. Every path may run twice or
+`POLLS_PER_WORKER` polls in flight in this process and claims as many sources at once
+as it has free slots. Every path may run twice or
 concurrently: the lease decides who polls, and a poll that finds its source
 not due does nothing.
 """
@@ -67,20 +69,37 @@ async def run_due(*, seconds: float = RUN_SECONDS, jitter: float | None = None) 
     try:
         async with asyncio.TaskGroup() as group:
             while time.monotonic() < deadline:
-                await _slots.acquire()
+                free = await _take_free_slots()
                 try:
-                    source = await services.claim_next_due()
+                    claimed = await services.claim_due(free)
                 except BaseException:
-                    _slots.release()
+                    _release(free)
                     raise
-                if source is None:
-                    _slots.release()
-                    break
-                started += 1
-                group.create_task(_run_and_release(source, jitter))
+                _release(free - len(claimed))
+                for source in claimed:
+                    group.create_task(_run_and_release(source, jitter))
+                started += len(claimed)
+                if len(claimed) < free:
+                    break  # nothing more is due
     finally:
         _running = False
     return started
+
+
+async def _take_free_slots() -> int:
+    """Wait for one poll slot, then take every other free one: one claim fills them all
+    (slots are taken before sources are claimed, so nothing leased waits for a slot)."""
+    await _slots.acquire()
+    taken = 1
+    while not _slots.locked():
+        await _slots.acquire()  # free: returns at once
+        taken += 1
+    return taken
+
+
+def _release(slots: int) -> None:
+    for _slot in range(slots):
+        _slots.release()
 
 
 async def _run_and_release(source: LeasedSource, jitter: float | None) -> None:
@@ -127,10 +146,7 @@ async def _poll(source: LeasedSource, jitter: float, lease: leases.Lease) -> Non
     # 1. Credential: the connection's (gone: the source stops), else the workspace's key.
     credential: Credential | None
     try:
-        if source.connection_id is not None:
-            credential = await services.connection_credential(source)
-        else:
-            credential = await services.workspace_credential(source.workspace_id, source.provider)
+        credential = services.claimed_credential(source)
     except services.ConnectionGone:
         await services.disable(source, _("The connected account was removed; reconnect it."))
         return

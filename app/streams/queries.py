@@ -327,17 +327,6 @@ async def connections_without_column(workspace_id: int) -> list[ConnectionView]:
     return [c for c in map(_connection, rows) if SourceKind.HOME.value in c.capabilities]
 
 
-async def connection_secret(
-    workspace_id: int, connection_id: int
-) -> tuple[bytes | None, str, str] | None:
-    row = await db.fetchrow(
-        "SELECT credentials, instance, handle FROM stream_connections WHERE workspace_id = $1"
-        " AND id = $2 AND deleted_at IS NULL",
-        workspace_id, connection_id,
-    )  # fmt: skip
-    return (row["credentials"], row["instance"], row["handle"]) if row else None
-
-
 async def sealed_credential(workspace_id: int, provider: str) -> bytes | None:
     value = await db.fetchval(
         "SELECT sealed FROM stream_credentials WHERE workspace_id = $1 AND provider = $2",

@@ -665,17 +665,25 @@ async def _ledger_enabled(workspace_id: int, name: str) -> bool:
     return await queries.ledger_cap(workspace_id, name, rule) > 0
 
 
-async def workspace_credential(workspace_id: int, provider: str) -> Credential | None:
-    """The workspace's own key for `provider`, unsealed for one call; None: keyless."""
+def _takes_workspace_key(provider: str) -> bool:
     p = platforms.platform(provider)
-    if p is None or not p.workspace_key:
-        return None  # the platform takes no workspace key: no need to look
-    sealed = await queries.sealed_credential(workspace_id, provider)
+    return p is not None and p.workspace_key
+
+
+def _workspace_key(workspace_id: int, provider: str, sealed: bytes | None) -> Credential | None:
     if sealed is None:
         return None
     return Credential(
         secret=unseal(sealed, context=vault_contexts.credential(workspace_id, provider))
     )
+
+
+async def workspace_credential(workspace_id: int, provider: str) -> Credential | None:
+    """The workspace's own key for `provider`, unsealed for one call; None: keyless."""
+    if not _takes_workspace_key(provider):
+        return None  # the platform takes no workspace key: no need to look
+    sealed = await queries.sealed_credential(workspace_id, provider)
+    return _workspace_key(workspace_id, provider, sealed)
 
 
 def _flatten(groups: Iterable[Sequence[int] | None]) -> set[int]:
@@ -714,55 +722,71 @@ class LeasedSource:
     interval_ms: int
     consecutive_failures: int
     polled_before: bool
+    # Read with the claim, so a poll re-reads nothing: the columns to tell, and the sealed
+    # secret (the connection's, or the workspace's key) with the connection's details.
+    column_ids: tuple[int, ...] = ()
+    sealed: bytes | None = None
+    connection_live: bool = False
+    instance: str = ""
+    handle: str = ""
 
 
-_CLAIM_FIELDS = (
-    "id, workspace_id, provider, kind, connection_id, query, actor_ref, label, state, cursor,"
-    " interval_ms, consecutive_failures, last_polled_at IS NOT NULL AS polled_before, lease_until"
-)
-_DUE = (
-    "active AND state NOT IN ('disabled', 'unsupported') AND next_poll_at <= now()"
-    " AND (lease_until IS NULL OR lease_until < now())"
-)
+# One statement claims up to $1 due sources (the scheduler) or one given source, and reads
+# what the poll needs besides: its columns, and its connection or workspace key (sealed).
+_CLAIM = """
+UPDATE stream_sources s SET lease_until = now() + make_interval(secs => $1)
+FROM (SELECT id, workspace_id, connection_id, provider FROM stream_sources
+      WHERE {where} AND active AND state NOT IN ('disabled', 'unsupported')
+        AND next_poll_at <= now() AND (lease_until IS NULL OR lease_until < now())
+      {order} FOR UPDATE SKIP LOCKED) due
+LEFT JOIN stream_connections c ON c.workspace_id = due.workspace_id
+  AND c.id = due.connection_id AND c.deleted_at IS NULL
+WHERE s.id = due.id
+RETURNING s.id, s.workspace_id, s.provider, s.kind, s.connection_id, s.query, s.actor_ref,
+  s.label, s.state, s.cursor, s.interval_ms, s.consecutive_failures,
+  s.last_polled_at IS NOT NULL AS polled_before, s.lease_until,
+  ARRAY(SELECT cs.column_id FROM stream_column_sources cs
+        WHERE cs.workspace_id = s.workspace_id AND cs.source_id = s.id
+        ORDER BY cs.column_id) AS column_ids,
+  CASE WHEN s.connection_id IS NOT NULL THEN c.credentials
+       WHEN s.provider = ANY($2::text[]) THEN
+         (SELECT k.sealed FROM stream_credentials k
+          WHERE k.workspace_id = s.workspace_id AND k.provider = s.provider) END AS sealed,
+  c.id IS NOT NULL AS connection_live, coalesce(c.instance, '') AS instance,
+  coalesce(c.handle, '') AS handle
+"""
+_CLAIM_ONE = _CLAIM.format(where="workspace_id = $3 AND id = $4", order="")
+_CLAIM_DUE = _CLAIM.format(where="true", order="ORDER BY next_poll_at LIMIT $3")
+
+
+def _keyed_providers() -> list[str]:
+    """Providers that take a workspace key (the claim reads it only for these)."""
+    return [name for name in platforms.PLATFORMS if _takes_workspace_key(name)]
 
 
 def _leased(row: asyncpg.Record) -> LeasedSource:
+    sealed = row["sealed"]
     return LeasedSource(
         claim=Claim(row["lease_until"]), id=row["id"], workspace_id=row["workspace_id"], provider=row["provider"],
         kind=SourceKind(row["kind"]), connection_id=row["connection_id"], query=row["query"],
         actor_ref=row["actor_ref"], label=row["label"], state=SourceState(row["state"]),
         cursor=row["cursor"], interval_ms=row["interval_ms"],
         consecutive_failures=row["consecutive_failures"], polled_before=row["polled_before"],
+        column_ids=tuple(row["column_ids"]), sealed=bytes(sealed) if sealed is not None else None,
+        connection_live=row["connection_live"], instance=row["instance"], handle=row["handle"],
     )  # fmt: skip
 
 
 async def claim_source(workspace_id: int, source_id: int) -> LeasedSource | None:
     """Lease one source if it is due and free; None if not due, or someone else has it.
     One statement: a poll's claim, renewals and steady writes cost a round trip each."""
-    row = await db.fetchrow(
-        f"""
-        UPDATE stream_sources SET lease_until = now() + make_interval(secs => $3)
-        WHERE id = (SELECT id FROM stream_sources WHERE workspace_id = $1 AND id = $2
-                    AND {_DUE} FOR UPDATE SKIP LOCKED)
-        RETURNING {_CLAIM_FIELDS}
-        """,
-        workspace_id, source_id, LEASE_S,
-    )  # fmt: skip
+    row = await db.fetchrow(_CLAIM_ONE, LEASE_S, _keyed_providers(), workspace_id, source_id)
     return _leased(row) if row else None
 
 
-async def claim_next_due() -> LeasedSource | None:
-    """Lease the most overdue source of any workspace (the scheduler's loop); one statement."""
-    row = await db.fetchrow(
-        f"""
-        UPDATE stream_sources SET lease_until = now() + make_interval(secs => $1)
-        WHERE id = (SELECT id FROM stream_sources WHERE {_DUE}
-                    ORDER BY next_poll_at LIMIT 1 FOR UPDATE SKIP LOCKED)
-        RETURNING {_CLAIM_FIELDS}
-        """,
-        LEASE_S,
-    )
-    return _leased(row) if row else None
+async def claim_due(limit: int) -> list[LeasedSource]:
+    """Lease up to `limit` of the most overdue sources of any workspace; one statement."""
+    return [_leased(row) for row in await db.fetch(_CLAIM_DUE, LEASE_S, _keyed_providers(), limit)]
 
 
 async def renew_lease(source: LeasedSource) -> bool:
@@ -782,22 +806,21 @@ class ConnectionGone(Exception):
     """The source's connection was removed."""
 
 
-async def connection_credential(source: LeasedSource) -> Credential:
-    """The connection's credential (its token unsealed for this call); ConnectionGone."""
-    row = await queries.connection_secret(source.workspace_id, source.connection_id or 0)
-    if row is None:
+def claimed_credential(source: LeasedSource) -> Credential | None:
+    """The poll's credential, from what the claim read: the connection's (its token
+    unsealed for this call; ConnectionGone once removed), else the workspace's key, else
+    None (keyless). VaultError when the sealed value no longer opens."""
+    if source.connection_id is None:
+        return _workspace_key(source.workspace_id, source.provider, source.sealed)
+    if not source.connection_live:
         raise ConnectionGone()
-    sealed, instance, handle = row
-    secret = (
-        unseal(
-            sealed,
-            context=vault_contexts.connection(source.workspace_id, source.connection_id or 0),
-        )
-        if sealed
-        else ""
-    )
+    context = vault_contexts.connection(source.workspace_id, source.connection_id)
+    secret = unseal(source.sealed, context=context) if source.sealed else ""
     return Credential(
-        secret=secret, connection_id=source.connection_id, instance=instance, handle=handle
+        secret=secret,
+        connection_id=source.connection_id,
+        instance=source.instance,
+        handle=source.handle,
     )
 
 
@@ -893,42 +916,49 @@ async def store_page(source: LeasedSource, page: Page, outcome: Outcome) -> dict
         return {}
     columns: list[Any] = list(zip(*rows.values(), strict=True)) if rows else [[]] * 12
     async with db.workspace_tx(ws) as tx:
-        linked = [] if not rows else await tx.fetch(
-            """
-            WITH incoming AS (
-              SELECT * FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-                $8::timestamptz[], $9::text[], $10::text[], $11::text[], $12::text[],
-                $13::timestamptz[], $14::text[])
+        # One statement: mark the source (only under our lease), then upsert and link.
+        row = await tx.fetchrow(
+            f"""
+            WITH marked AS ({_MARK}), incoming AS (
+              SELECT * FROM unnest($10::text[], $11::text[], $12::text[], $13::text[], $14::text[],
+                $15::timestamptz[], $16::text[], $17::text[], $18::text[], $19::text[],
+                $20::timestamptz[], $21::text[])
                 AS t(dedup_key, remote_id, author_handle, author_ref, url, created_at_remote,
                      content, plain_text, media, metrics, expires_at, reposted_by)
             ), upserted AS (
               INSERT INTO feed_items (workspace_id, dedup_key, provider, remote_id, author_handle,
                 author_ref, url, created_at_remote, fetched_at, content, plain_text, media,
                 metrics, source_id, expires_at, reposted_by)
-              SELECT $1, dedup_key, $2, remote_id, author_handle, author_ref, url,
-                created_at_remote, $15, content::jsonb, plain_text, media::jsonb, metrics::jsonb,
-                $16, expires_at, reposted_by
-              FROM incoming
+              SELECT $1, dedup_key, $22, remote_id, author_handle, author_ref, url,
+                created_at_remote, $23, content::jsonb, plain_text, media::jsonb, metrics::jsonb,
+                $2, expires_at, reposted_by
+              FROM incoming WHERE EXISTS (SELECT FROM marked)
               ON CONFLICT (workspace_id, dedup_key) DO UPDATE
                 SET metrics = EXCLUDED.metrics, fetched_at = EXCLUDED.fetched_at
               RETURNING id, created_at_remote, dedup_key
+            ), linked AS (
+              INSERT INTO feed_item_columns (workspace_id, column_id, item_id, created_at_remote,
+                dedup_key)
+              SELECT $1, c.id, u.id, u.created_at_remote, u.dedup_key
+              FROM upserted u
+              CROSS JOIN (SELECT c.id FROM stream_column_sources cs
+                          JOIN stream_columns c ON c.id = cs.column_id AND c.deleted_at IS NULL
+                          WHERE cs.workspace_id = $1 AND cs.source_id = $2) c
+              ON CONFLICT DO NOTHING
+              RETURNING column_id
             )
-            INSERT INTO feed_item_columns (workspace_id, column_id, item_id, created_at_remote, dedup_key)
-            SELECT $1, c.id, u.id, u.created_at_remote, u.dedup_key
-            FROM upserted u
-            CROSS JOIN (SELECT c.id FROM stream_column_sources cs
-                        JOIN stream_columns c ON c.id = cs.column_id AND c.deleted_at IS NULL
-                        WHERE cs.workspace_id = $1 AND cs.source_id = $16) c
-            ON CONFLICT DO NOTHING
-            RETURNING column_id
+            SELECT EXISTS (SELECT FROM marked) AS marked,
+              ARRAY(SELECT column_id FROM linked) AS column_ids
             """,
-            ws, source.provider, *columns, now, source.id,
+            *_mark_args(source, outcome, error="", cursor=cursor, polled=True),
+            *columns, source.provider, now,
         )  # fmt: skip
+        if row is None or not row["marked"]:
+            raise leases.LeaseLost(f"stream source {source.id}")
         new: dict[int, int] = {}
-        for row in linked:
-            new[row["column_id"]] = new.get(row["column_id"], 0) + 1
-        await _mark(tx, source, outcome, error="", cursor=cursor, polled=True)
-        await _publish_source(tx, source, outcome, new)
+        for column_id in row["column_ids"]:
+            new[column_id] = new.get(column_id, 0) + 1
+        _publish_source(tx, source, outcome, new)
     return new
 
 
@@ -945,7 +975,7 @@ async def finish(source: LeasedSource, outcome: Outcome, error: str) -> None:
     """Record a poll that brought nothing to store: failure, rate limit, pause, not found."""
     async with db.workspace_tx(source.workspace_id) as tx:
         await _mark(tx, source, outcome, error=error[:500], cursor=source.cursor, polled=False)
-        await _publish_source(tx, source, outcome, {})
+        _publish_source(tx, source, outcome, {})
 
 
 async def disable(source: LeasedSource, error: str) -> None:
@@ -955,7 +985,7 @@ async def disable(source: LeasedSource, error: str) -> None:
             " WHERE workspace_id = $1 AND id = $2",
             source.workspace_id, source.id, error,
         )  # fmt: skip
-        _publish_columns(tx, await _columns_of(tx, source))
+        _publish_columns(tx, source.column_ids)
 
 
 async def mark_unsupported(source: LeasedSource, error: str) -> None:
@@ -965,7 +995,7 @@ async def mark_unsupported(source: LeasedSource, error: str) -> None:
             " WHERE workspace_id = $1 AND id = $2",
             source.workspace_id, source.id, error,
         )  # fmt: skip
-        _publish_columns(tx, await _columns_of(tx, source))
+        _publish_columns(tx, source.column_ids)
 
 
 # A connection removed meanwhile keeps its source disabled, and a poll whose lease was
@@ -981,6 +1011,16 @@ RETURNING id
 """
 
 
+def _mark_args(
+    source: LeasedSource, outcome: Outcome, *, error: str, cursor: str, polled: bool
+) -> tuple[Any, ...]:
+    """`_MARK`'s parameters $1..$9."""
+    return (
+        source.workspace_id, source.id, outcome.state.value, outcome.delay_s, outcome.failures,
+        error, cursor, polled, source.claim.until,
+    )  # fmt: skip
+
+
 async def _mark(
     tx: db.Tx | None,
     source: LeasedSource,
@@ -991,30 +1031,17 @@ async def _mark(
     polled: bool,
 ) -> None:
     """Record the poll on the source (in `tx`, or as one statement of its own)."""
-    args = (
-        source.workspace_id, source.id, outcome.state.value, outcome.delay_s, outcome.failures,
-        error, cursor, polled, source.claim.until,
-    )  # fmt: skip
+    args = _mark_args(source, outcome, error=error, cursor=cursor, polled=polled)
     done = await (tx.fetchval(_MARK, *args) if tx else db.fetchval(_MARK, *args))
     if done is None:
         raise leases.LeaseLost(f"stream source {source.id}")
 
 
-async def _columns_of(tx: db.Tx, source: LeasedSource) -> list[int]:
-    rows = await tx.fetch(
-        "SELECT column_id FROM stream_column_sources WHERE workspace_id = $1 AND source_id = $2",
-        source.workspace_id, source.id,
-    )  # fmt: skip
-    return [int(r["column_id"]) for r in rows]
-
-
-async def _publish_source(
-    tx: db.Tx, source: LeasedSource, outcome: Outcome, new: dict[int, int]
-) -> None:
+def _publish_source(tx: db.Tx, source: LeasedSource, outcome: Outcome, new: dict[int, int]) -> None:
     """Tell each column of the source what changed: its new items, or its state."""
     changed_state = outcome.state != source.state
-    # A steady poll (same state) only tells the columns that got items: no query needed.
-    columns = await _columns_of(tx, source) if changed_state else sorted(new)
+    # A steady poll (same state) only tells the columns that got items.
+    columns = source.column_ids if changed_state else sorted(new)
     for column_id in columns:
         if new.get(column_id) or changed_state:
             publish_after_commit(tx, column_topic(column_id), new=new.get(column_id, 0))

@@ -153,7 +153,9 @@ def test_every_character_of_the_markup_is_in_one_part() -> None:
     markup = _CLEANER.clean(SHAPES[0] + SHAPES[1]) + "<not from nh3 <x"
     parts = _TAG.split(markup)
     tags = zip(parts[1::4], parts[2::4], parts[3::4], parts[4::4], strict=True)
-    rebuilt = parts[0] + "".join(f"<{slash}{name}{attrs}>{text}" for slash, name, attrs, text in tags)
+    rebuilt = parts[0] + "".join(
+        f"<{slash}{name}{attrs}>{text}" for slash, name, attrs, text in tags
+    )
     assert rebuilt == markup
     assert parts[-1] == "<not from nh3 <x"  # no tag there: text
 
