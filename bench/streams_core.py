@@ -37,10 +37,13 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import asyncpg
 import httpx
+from redis.asyncio.client import Pipeline, Redis
 
 from app.accounts import services as accounts
 from app.core import config, db
@@ -254,6 +257,36 @@ class FeedHost:
         return found
 
 
+class RoundTrips:
+    """Counts PostgreSQL statements (BEGIN, COMMIT and the pool's reset on release
+    included) and Redis commands (a pipeline once) sent by this process while it lives."""
+
+    def __init__(self) -> None:
+        self.total = 0
+        methods = [
+            (asyncpg.Connection, "execute"), (asyncpg.Connection, "_execute"),
+            (Redis, "execute_command"), (Pipeline, "execute"),
+        ]  # fmt: skip
+        self._saved: list[tuple[Any, str, Any]] = [
+            (owner, name, getattr(owner, name)) for owner, name in methods
+        ]
+        for owner, name, method in self._saved:
+            setattr(owner, name, self._counted(method, simple_only=name == "execute"))
+
+    def _counted(self, method: Any, *, simple_only: bool) -> Any:
+        async def counted(this: Any, *args: Any, **kwargs: Any) -> Any:
+            # asyncpg's execute() with arguments goes through _execute(): count it once.
+            if not simple_only or len(args) <= 1 or not isinstance(this, asyncpg.Connection):
+                self.total += 1
+            return await method(this, *args, **kwargs)
+
+        return counted
+
+    def stop(self) -> None:
+        for owner, name, method in self._saved:
+            setattr(owner, name, method)
+
+
 async def part_b(sources: int, hosts: int, seconds: float, redis: object) -> None:
     rate, burst, inflight = 40.0, 10, 2
     servers = [FeedHost(f"127.0.0.{h + 1}") for h in range(hosts)]
@@ -304,16 +337,18 @@ async def part_b(sources: int, hosts: int, seconds: float, redis: object) -> Non
 
     network: list[float] = []
     network_cpu: list[float] = []
+    network_trips: list[int] = []
     polls: list[float] = []
     inner = rss.author_feed
 
     async def timed_feed(credential, request):  # type: ignore[no-untyped-def]
-        t, c = time.perf_counter(), time.process_time()
+        t, c, n = time.perf_counter(), time.process_time(), trips.total
         try:
             return await inner(credential, request)
         finally:
             network.append(time.perf_counter() - t)
             network_cpu.append(time.process_time() - c)
+            network_trips.append(trips.total - n)
 
     original = polling._poll_claimed
 
@@ -324,22 +359,25 @@ async def part_b(sources: int, hosts: int, seconds: float, redis: object) -> Non
         finally:
             polls.append(time.perf_counter() - t)
 
-    async def alone(ids: list[int]) -> tuple[list[float], list[float]]:
-        """Wall and CPU time of each poll, claim included, minus the provider call."""
+    async def alone(ids: list[int]) -> tuple[list[float], list[float], list[int]]:
+        """Wall time, CPU time and round trips (PostgreSQL and Redis) of each poll, claim
+        included, minus the provider call's."""
         await db.fetch(
             "UPDATE stream_sources SET next_poll_at = now() WHERE id = ANY($1::bigint[])", ids
         )
-        walls, cpus = [], []
+        walls, cpus, counts = [], [], []
         for source_id in ids:
             before = len(network)
-            t, c = time.perf_counter(), time.process_time()
+            t, c, n = time.perf_counter(), time.process_time(), trips.total
             assert await polling.poll_source(ws, source_id, jitter=0)
             walls.append(time.perf_counter() - t - network[before])
             cpus.append(time.process_time() - c - network_cpu[before])
-        return walls, cpus
+            counts.append(trips.total - n - network_trips[before])
+        return walls, cpus, counts
 
     rss.author_feed = timed_feed  # type: ignore[method-assign]
     polling._poll_claimed = timed_poll  # type: ignore[assignment]
+    trips = RoundTrips()
     started = time.perf_counter()
     try:
         await polling.run_due(seconds=seconds, jitter=0)
@@ -358,6 +396,7 @@ async def part_b(sources: int, hosts: int, seconds: float, redis: object) -> Non
         first = await alone(ids[sources:])
         steady = await alone(ids[sources:])
     finally:
+        trips.stop()
         polling._poll_claimed = original  # type: ignore[assignment]
         rss.author_feed = inner  # type: ignore[method-assign]
         for server in servers:
@@ -378,10 +417,11 @@ async def part_b(sources: int, hosts: int, seconds: float, redis: object) -> Non
     print(f"    budget per host    {rate:g}/s, burst {burst}, {inflight} in flight ({hosts} hosts)")
     print("    scheduler time     one poll at a time, claim included, minus the provider call")
     print("                       (target <= 2 ms): median / p99 wall, median CPU of this process")
-    for name, (walls, cpus) in (("first poll (200)", first), ("steady poll (304)", steady)):
+    for name, (walls, cpus, counts) in (("first poll (200)", first), ("steady poll (304)", steady)):
         print(
             f"      {name:<19} {statistics.median(walls) * 1000:.2f} / {pct(walls, 99) * 1000:.2f} ms"
-            f" wall, {statistics.median(cpus) * 1000:.2f} ms CPU"
+            f" wall, {statistics.median(cpus) * 1000:.2f} ms CPU,"
+            f" {statistics.median(counts):g} round trips"
         )
     print(f"                       4 in flight: mean {loaded * 1000:.2f} ms/poll (wall)")
     print(f"    provider call      mean {loaded_network * 1000:.2f} ms (HTTP + feedparser)")

@@ -240,7 +240,7 @@ class _Builder:
         self.last_space = False  # the last thing written was a space
 
     def _emit_text(self, data: str) -> None:
-        text = collapse_spaces(data)
+        text = data if data.isprintable() and "  " not in data else collapse_spaces(data)
         if not text:
             return
         if text[0] == " " and self.has_content and not self.line_start and not self.last_space:
@@ -307,8 +307,9 @@ class _Builder:
                 carried = _close_frame(frame)
         if carried:
             children = trim_breaks(carried)
-            if children and isinstance(children[-1], Text) and children[-1].text.endswith(" "):
-                children = (*children[:-1], Text(children[-1].text.rstrip(" ")))
+            last = children[-1] if children else None
+            if type(last) is Text and last.text.endswith(" "):
+                children = (*children[:-1], Text(last.text.rstrip(" ")))
             if children:
                 if self.heading is not None:
                     self._append_block(Heading(self.heading, children))
@@ -353,7 +354,7 @@ class _Builder:
 
     def feed(self, markup: str) -> None:
         """Read nh3's output tag by tag (see `_TAG`); the callbacks, inlined."""
-        start, end, text_token = self.start, self.end, self._text
+        start, end, text_token, emit_text = self.start, self.end, self._text, self._emit_text
         tags, closers = self.open_tags, self.open_closers
         parts = _TAG.split(markup)
         if parts[0]:
@@ -375,7 +376,12 @@ class _Builder:
             else:
                 start(tag, _attributes(attributes) if attributes else _NO_ATTRIBUTES)
             if text and not self.hidden:
-                text_token(unescape(text) if "&" in text else text)
+                if "&" in text:
+                    text = unescape(text)
+                if self.pre_depth or self.code_text is not None:
+                    text_token(text)
+                else:  # `_text`, inlined for prose
+                    emit_text(text if text.isprintable() else clean_text(text))
 
     def start(self, tag: str, attrs: dict[str, str]) -> None:
         if tag in _VOID:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 from app.safe_content.ast import (
     MAX_DEPTH,
@@ -50,7 +50,20 @@ _HEADING_CLOSE = {level: f"</h{level}>" for level in (2, 3, 4)}
 
 
 def _e(text: str) -> str:
-    return str(escape(text))
+    """`text` escaped for HTML text and double- or single-quoted attributes.
+
+    The same five replacements as markupsafe.escape ("&" first), as a plain str:
+    making a Markup object per text node cost more than the escaping itself.
+    """
+    if type(text) is not str:
+        text = str(text)  # an unvalidated tree: still only text
+    return (
+        text.replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace("'", "&#39;")
+        .replace('"', "&#34;")
+    )
 
 
 def _same_origin_path(url: str) -> bool:
@@ -100,7 +113,7 @@ class _Writer:
             self.inlines(block.children, depth + 1, False)
             out.append(_HEADING_CLOSE[level])
         elif type(block) is CodeBlock:
-            out.append(f"<pre><code>{escape(block.text)}</code></pre>")
+            out.append(f"<pre><code>{_e(block.text)}</code></pre>")
         elif type(block) is Quote:
             out.append("<blockquote>")
             self.blocks(block.children, depth + 1)
@@ -131,14 +144,14 @@ class _Writer:
         out = self.out
         for node in nodes:
             if type(node) is Text:  # most nodes: inlined here
-                out.append(escape(node.text))
+                out.append(_e(node.text))
             else:
                 self.inline(node, depth, in_link)
 
     def inline(self, node: Inline, depth: int, in_link: bool) -> None:
         out = self.out
         if type(node) is Text:
-            out.append(escape(node.text))
+            out.append(_e(node.text))
         elif type(node) is Strong or type(node) is Em:
             tag = "strong" if type(node) is Strong else "em"
             out.append(f"<{tag}>")
@@ -149,13 +162,13 @@ class _Writer:
             if href is None:  # unsafe or nested: its content as inert text
                 self.inlines(node.children, depth + 1, in_link)
             else:
-                out.append(f'<a href="{escape(href)}"{LINK_ATTRS}>')
+                out.append(f'<a href="{_e(href)}"{LINK_ATTRS}>')
                 self.inlines(node.children, depth + 1, True)
                 out.append("</a>")
         elif type(node) is LineBreak:
             out.append("<br>")
         elif type(node) is Code:
-            out.append(f"<code>{escape(node.text)}</code>")
+            out.append(f"<code>{_e(node.text)}</code>")
         elif type(node) is Mention:
             self.anchor(node.label, node.href, in_link)
         elif type(node) is Hashtag:

@@ -63,6 +63,14 @@ def merge_text(nodes: Sequence[str | Inline]) -> list[Inline]:
 
 def trim_breaks(nodes: Sequence[Inline]) -> tuple[Inline, ...]:
     """Drop line breaks and blank text at both ends: they only add empty lines."""
+    first, last = nodes[0] if nodes else None, nodes[-1] if nodes else None
+    if (
+        type(first) is Text
+        and type(last) is Text
+        and first.text[:1].strip()
+        and last.text[-1:].strip()
+    ):
+        return tuple(nodes)  # the usual case, checked fast: words at both ends
     start, end = 0, len(nodes)
     while start < end and _blank(nodes[start]):
         start += 1

@@ -172,13 +172,10 @@ async def _reseal_connection(
 async def delete_connection(workspace_id: int, connection_id: int) -> None:
     """The account is gone: its sources stop (disabled), its columns stay and say why."""
     async with db.workspace_tx(workspace_id) as tx:
-        gone = await tx.fetchval(
-            "UPDATE stream_connections SET deleted_at = now(), credentials = NULL"
-            " WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING id",
-            workspace_id, connection_id,
+        await _soft_delete(
+            tx, "stream_connections", workspace_id, connection_id,
+            missing=_("There is no such connection."), also=", credentials = NULL",
         )  # fmt: skip
-        if gone is None:
-            raise NotFound(_("There is no such connection."))
         columns = await tx.fetch(
             """
             UPDATE stream_sources SET state = 'disabled', last_error = $3, lease_until = NULL
@@ -292,13 +289,9 @@ async def update_column(workspace_id: int, column_id: int, data: object) -> None
 async def delete_column(workspace_id: int, column_id: int) -> None:
     """Soft delete: the column leaves the wall; sources nobody needs any more stop polling."""
     async with db.workspace_tx(workspace_id) as tx:
-        found = await tx.fetchval(
-            "UPDATE stream_columns SET deleted_at = now() WHERE workspace_id = $1 AND id = $2"
-            " AND deleted_at IS NULL RETURNING id",
-            workspace_id, column_id,
-        )  # fmt: skip
-        if found is None:
-            raise NotFound(_("There is no such column."))
+        await _soft_delete(
+            tx, "stream_columns", workspace_id, column_id, missing=_("There is no such column.")
+        )
         await _refresh_sources(tx, workspace_id, await _source_ids(tx, workspace_id, [column_id]))
         await _compact_positions(tx, workspace_id)
         publish_after_commit(tx, COLUMNS_TOPIC)
@@ -416,6 +409,20 @@ async def import_saved_searches(
                 raise SpecInvalid({f"terms[{i}]": error.message}) from None
             existing.add(term.lower())
     return made
+
+
+async def _soft_delete(
+    tx: db.Tx, table: str, workspace_id: int, row_id: int, *, missing: str, also: str = ""
+) -> None:
+    """Mark a live row of `table` deleted (and `also` set, e.g. a secret wiped); NotFound
+    with `missing` when there is no such live row."""
+    gone = await tx.fetchval(
+        f"UPDATE {table} SET deleted_at = now(){also} WHERE workspace_id = $1 AND id = $2"
+        " AND deleted_at IS NULL RETURNING id",
+        workspace_id, row_id,
+    )  # fmt: skip
+    if gone is None:
+        raise NotFound(missing)
 
 
 async def _lock_columns(tx: db.Tx, workspace_id: int) -> None:
@@ -979,21 +986,20 @@ async def finish(source: LeasedSource, outcome: Outcome, error: str) -> None:
 
 
 async def disable(source: LeasedSource, error: str) -> None:
-    async with db.workspace_tx(source.workspace_id) as tx:
-        await tx.execute(
-            "UPDATE stream_sources SET state = 'disabled', last_error = $3, lease_until = NULL"
-            " WHERE workspace_id = $1 AND id = $2",
-            source.workspace_id, source.id, error,
-        )  # fmt: skip
-        _publish_columns(tx, source.column_ids)
+    await _stop(source, SourceState.DISABLED, error)
 
 
 async def mark_unsupported(source: LeasedSource, error: str) -> None:
+    await _stop(source, SourceState.UNSUPPORTED, error)
+
+
+async def _stop(source: LeasedSource, state: SourceState, error: str) -> None:
+    """The source stops polling (`disabled` or `unsupported`), saying why."""
     async with db.workspace_tx(source.workspace_id) as tx:
         await tx.execute(
-            "UPDATE stream_sources SET state = 'unsupported', last_error = $3, lease_until = NULL"
+            "UPDATE stream_sources SET state = $3, last_error = $4, lease_until = NULL"
             " WHERE workspace_id = $1 AND id = $2",
-            source.workspace_id, source.id, error,
+            source.workspace_id, source.id, state.value, error,
         )  # fmt: skip
         _publish_columns(tx, source.column_ids)
 

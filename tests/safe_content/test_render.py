@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from app.safe_content import (
     Code,
@@ -27,6 +27,7 @@ from app.safe_content import (
     render_inline,
     render_text,
 )
+from app.safe_content.render import _e
 from tests.safe_content.checks import LINK_REL, elements_in, fake_media_url, problems_in
 
 REL = f'rel="{LINK_REL}" referrerpolicy="no-referrer"'
@@ -49,6 +50,17 @@ def test_all_text_is_escaped() -> None:
         '<div class="rich" data-ignore><p>&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;'
         " &amp; &#34;q&#34;</p></div>"
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "plain", "<&>\"'", "&amp;&lt;", "a'b\"c<d>e&f", "\x00\u202e<x y='1'>", "&&&<<<>>>"],
+)
+def test_text_is_escaped_exactly_as_markupsafe_does(text: str) -> None:
+    out = render_html(_doc(Text(text))) if text else None
+    assert _e(text) == str(escape(text))
+    if out is not None:
+        assert str(escape(text)) in out
 
 
 def test_every_block_type() -> None:
