@@ -120,7 +120,7 @@ class _Writer:
             out.append("</blockquote>")
         elif type(block) is ContentWarning:
             # Collapsed until the reader opens it: native <details>, no script, no attributes.
-            out.append(f"<details><summary>{escape(block.summary)}</summary>")
+            out.append(f"<details><summary>{_e(block.summary)}</summary>")
             self.blocks(block.children, depth + 1)
             out.append("</details>")
         elif type(block) is List:
