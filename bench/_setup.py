@@ -55,22 +55,32 @@ async def recreate_database(url: str) -> None:
         await admin.close()
 
 
-@asynccontextmanager
-async def bench_services(settings: Settings, *, pool_max: int | None = None) -> AsyncIterator[Any]:
+async def start_services(settings: Settings, *, pool_max: int | None = None) -> Any:
     """Activate `settings` on a fresh, migrated database and an empty Redis database;
-    yields the Redis client and cleans up after."""
+    returns the Redis client (give it to `stop_services` at the end)."""
     config.activate(settings)
     await recreate_database(settings.database_url)
     engine = await db.connect(settings, pool_max=pool_max)
     await db.migrate(engine)
     redis = await core_redis.connect_redis(settings)
     await redis.flushdb()
+    return redis
+
+
+async def stop_services(redis: Any) -> None:
+    await redis.flushdb()
+    await core_redis.disconnect_redis()
+    await db.disconnect()
+
+
+@asynccontextmanager
+async def bench_services(settings: Settings, *, pool_max: int | None = None) -> AsyncIterator[Any]:
+    """`start_services` .. `stop_services` around a block; yields the Redis client."""
+    redis = await start_services(settings, pool_max=pool_max)
     try:
         yield redis
     finally:
-        await redis.flushdb()
-        await core_redis.disconnect_redis()
-        await db.disconnect()
+        await stop_services(redis)
 
 
 async def new_person(name: str) -> tuple[int, int]:

@@ -37,11 +37,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import trafilatura
 
 from app.accounts import services as accounts
-from app.core import config, db
-from app.core import redis as core_redis
+from app.core import db
 from app.core.config import Settings
 from app.imports import services as imports
-from bench.process_articles import DATABASE_URL, REDIS_URL, recreate_database
+from bench._setup import bench_settings, start_services, stop_services
 from tests.egress.servers import Reply
 from tests.fakes.site import HTML, SiteThread
 
@@ -178,21 +177,8 @@ async def run_import(settings: Settings, urls: list[str], workers: int, allow: s
 
 async def main() -> None:
     logging.basicConfig(level=logging.WARNING)
-    settings = Settings(
-        database_url=DATABASE_URL,
-        redis_url=REDIS_URL,
-        secret_key="bench-secret-key-that-is-long-enough-0123456789",  # type: ignore[arg-type]
-        redis_prefix="ndbench",
-        password_hashing="fast",
-        egress_host_budgets=[BUDGET],
-        _env_file=None,  # type: ignore[call-arg]
-    )
-    config.activate(settings)
-    await recreate_database(settings.database_url)
-    engine = await db.connect(settings)
-    await db.migrate(engine)
-    redis = await core_redis.connect_redis(settings)
-    await redis.flushdb()
+    settings = bench_settings(egress_host_budgets=[BUDGET])
+    redis = await start_services(settings)
     thread = SiteThread(0)
     site = thread.start()
     try:
@@ -220,9 +206,7 @@ async def main() -> None:
             )
     finally:
         thread.stop()
-        await redis.flushdb()
-        await core_redis.disconnect_redis()
-        await db.disconnect()
+        await stop_services(redis)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
-import os
 import random
 import sys
 import time
@@ -32,21 +31,15 @@ from urllib.parse import urlsplit, urlunsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import asyncpg
 
-from app.accounts import services as accounts
 from app.articles.processing import PreparedArticle, prepare
 from app.articles.services import process_scraped_article
 from app.articles.types import OutcomeKind, ScrapedArticle, Source
-from app.core import config, db
+from app.core import db
 from app.core import redis as core_redis
-from app.core.config import Settings
 from app.safe_content import from_text
+from bench._setup import bench_services, bench_settings, new_person
 
-DATABASE_URL = os.environ.get(
-    "DATABASE_URL", "postgresql://postgres@127.0.0.1:54339/newsdesk_bench"
-)
-REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:63809/15")
 EVENTS = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
 TASKS = int(sys.argv[2]) if len(sys.argv) > 2 else 8
 DUPLICATE_SHARE = 0.30
@@ -140,22 +133,6 @@ def make_events(count: int, seed: int = 4) -> tuple[list[ScrapedArticle], int]:
     return events, distinct
 
 
-async def recreate_database(url: str) -> None:
-    parts = urlsplit(url)
-    name = parts.path.lstrip("/")
-    admin = await asyncpg.connect(urlunsplit(parts._replace(path="/postgres")))
-    try:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await admin.close()
-
-
-async def new_workspace(name: str) -> int:
-    user_id = await accounts.create_user(f"{name}@bench.example", name, "bench password 123")
-    return await accounts.create_workspace(name, user_id)
-
-
 async def run_processing(
     workspace_id: int, events: list[ScrapedArticle]
 ) -> tuple[float, collections.Counter[str]]:
@@ -213,23 +190,10 @@ async def run_bare(workspace_id: int, rows: list[PreparedArticle]) -> float:
 
 async def main() -> None:
     logging.basicConfig(level=logging.WARNING)
-    settings = Settings(
-        database_url=DATABASE_URL,
-        redis_url=REDIS_URL,
-        secret_key="bench-secret-key-that-is-long-enough-0123456789",  # type: ignore[arg-type]
-        redis_prefix="ndbench",
-        password_hashing="fast",
-        _env_file=None,  # type: ignore[call-arg]
-    )
-    config.activate(settings)
-    await recreate_database(settings.database_url)
-    engine = await db.connect(settings, pool_max=TASKS + 2)
-    await db.migrate(engine)
-    redis = await core_redis.connect_redis(settings)
-    await redis.flushdb()
-    try:
+    settings = bench_settings()
+    async with bench_services(settings, pool_max=TASKS + 2) as redis:
         events, distinct = make_events(EVENTS)
-        processing_ws = await new_workspace("processing")
+        processing_ws = (await new_person("processing"))[1]
         seconds, kinds = await run_processing(processing_ws, events)
         stored = await db.fetchval(
             "SELECT count(*) FROM articles WHERE workspace_id = $1", processing_ws
@@ -247,7 +211,7 @@ async def main() -> None:
         assert signals == new + awaiting, (signals, new, awaiting)
 
         rows = [prepare(e) for e in events]  # outside the timing: the baseline only inserts
-        bare_ws = await new_workspace("bare")
+        bare_ws = (await new_person("bare"))[1]
         bare_seconds = await run_bare(bare_ws, rows)
         bare_stored = await db.fetchval(
             "SELECT count(*) FROM articles WHERE workspace_id = $1", bare_ws
@@ -264,10 +228,6 @@ async def main() -> None:
         print(f"  analysis jobs queued  {queued:,} (wake-ups coalesce per article)")
         print(f"bare INSERT ON CONFLICT {bare_seconds:.2f} s  {EVENTS / bare_seconds:,.0f} rows/s")
         print(f"ratio                   {seconds / bare_seconds:.1f}x the bare insert's time")
-    finally:
-        await redis.flushdb()
-        await core_redis.disconnect_redis()
-        await db.disconnect()
 
 
 if __name__ == "__main__":
