@@ -105,11 +105,18 @@ async def writer(workspace_id: int, count: int, per_second: float, bare_size: in
             print(n + 1, at, flush=True)
         return
     from app.articles.services import process_scraped_article
+    from app.articles.types import OutcomeKind
     from tests.articles.helpers import article_event
 
+    # Each run stores new URLs: the counter behind article_event's URLs starts again in
+    # every writer process, and a URL stored by an earlier run is a duplicate, which
+    # changes nothing in the library and rightly sends no patch.
+    run = time.time_ns()
     for n in range(count):
         await asyncio.sleep(max(0.0, start + n / per_second - time.monotonic()))
-        outcome = await process_scraped_article(workspace_id, article_event(title=f"Bench {n}"))
+        event = article_event(f"https://news.example/bench/{run}/{n}", title=f"Bench {n}")
+        outcome = await process_scraped_article(workspace_id, event)
+        assert outcome.kind == OutcomeKind.NEW, outcome  # a new row: every client is owed it
         print(outcome.article_id, time.time(), flush=True)  # after commit (and its notice)
     await core_redis.disconnect_redis()
     await db.disconnect()

@@ -202,3 +202,20 @@ def test_rows_pushed_off_the_first_page_stay_and_real_removals_go():
     assert "selector #d" in deleted  # d is gone: e took its place
     shrunk = "".join(views.delta(view, old, ["a", "b", "c"]) or [])
     assert "selector #d" in shrunk
+
+
+async def test_a_view_reopened_right_after_its_last_client_left_still_gets_patches(
+    services, people
+):
+    # A page reload: the only client leaves, and a new one opens the same view at once.
+    editor = await people.member("editor")
+    _, first = await _library_stream(editor.user_id, editor.workspace_id)
+    await next_event(first)
+    await first.aclose()
+    _, again = await _library_stream(editor.user_id, editor.workspace_id)
+    await next_event(again)
+
+    article_id = await _save(editor.workspace_id, "After the reload")
+    assert f'id="article-{article_id}"' in await next_event(again)
+    await again.aclose()
+    assert fanout.groups == {}
