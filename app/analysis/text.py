@@ -31,7 +31,7 @@ def words(text: str) -> list[str]:
 
 
 def word_count(text: str) -> int:
-    return sum(1 for _ in _WORD.finditer(text))
+    return len(_WORD.findall(text))  # a list of words is faster than counting a generator
 
 
 def reading_minutes(text: str) -> int:

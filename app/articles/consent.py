@@ -96,12 +96,18 @@ CONSENT_MIN_HITS = 5
 # Han, Hiragana and Katakana are written without spaces; two characters
 # count as one word there (about how reading speed compares).
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_WORD = re.compile(rf"[{_CJK}]{{1,2}}|(?:(?![{_CJK}])[^\W\d_])+(?:['’](?:(?![{_CJK}])[^\W\d_])+)?")
+_LETTERS = rf"[^\W\d_{_CJK}]+"  # letters, CJK excepted: one character class, no look-ahead
+_WORD = re.compile(rf"[{_CJK}]{{1,2}}|{_LETTERS}(?:['’]{_LETTERS})?")
 
 
 def words(text: str) -> list[str]:
     """The words of `text`, lower case (letters only; numbers and punctuation dropped)."""
     return [w.lower() for w in _WORD.findall(text)]
+
+
+def count_words(text: str) -> int:
+    """len(words(text)) without lower-casing every word (articles run to 20,000 words)."""
+    return len(_WORD.findall(text))
 
 
 def consent_platforms(markers: Iterable[str]) -> list[str]:
@@ -116,23 +122,21 @@ def consent_platforms(markers: Iterable[str]) -> list[str]:
 class ConsentVerdict:
     wall: bool
     platforms: tuple[str, ...]  # consent platforms found on the page
-    ratio: float  # share of consent wording in the text that was judged
-    word_count: int
+    ratio: float  # share of consent wording in the text (0 without a platform: not judged)
 
 
 def consent_wall(markers: Iterable[str], text: str) -> ConsentVerdict:
     """A probable consent wall: a platform's markers plus short text full of consent wording."""
     platforms = tuple(consent_platforms(markers))
+    if not platforms:  # no wall without a platform: spare reading a long article's words
+        return ConsentVerdict(False, (), 0.0)
     tokens = words(text)
     hits = sum(1 for w in tokens if w in _ALL_CONSENT_WORDS)
     ratio = hits / len(tokens) if tokens else 0.0
     wall = (
-        bool(platforms)
-        and len(tokens) <= CONSENT_MAX_WORDS
-        and hits >= CONSENT_MIN_HITS
-        and ratio >= CONSENT_MIN_RATIO
+        len(tokens) <= CONSENT_MAX_WORDS and hits >= CONSENT_MIN_HITS and ratio >= CONSENT_MIN_RATIO
     )
-    return ConsentVerdict(wall, platforms, round(ratio, 3), len(tokens))
+    return ConsentVerdict(wall, platforms, round(ratio, 3))
 
 
 # Paywalls -------------------------------------------------------------------

@@ -36,8 +36,8 @@ from app.articles.consent import (
     PAYWALL_TRUNCATED_WORDS,
     block_page,
     consent_wall,
+    count_words,
     paywall,
-    words,
 )
 from app.articles.fetching import (
     Kind,
@@ -316,7 +316,7 @@ def read_html(
     title = _clean(getattr(found, "title", None)) or meta.get("og:title", "") or meta["<title>"]
     content = drop_title_heading(from_html(body_html, base_url=final_url), title)
     text = to_text(content)
-    word_count = len(words(text))
+    word_count = count_words(text)
 
     # The page's visible text matters only when the extraction is short.
     page_text = ""
@@ -354,7 +354,7 @@ def read_html(
         title = meta.get("og:title", "") or meta["<title>"] or title
         if word_count < SHORT_TEXT_WORDS:
             content, text = _wall_content(page_text, final_url)
-            word_count = len(words(text))
+            word_count = count_words(text)
     elif word_count < MIN_WORDS:
         reason = _("No readable text found on the page.")
         if wall.signals:

@@ -25,6 +25,7 @@ SC-005; app.articles.queries.analysis_input).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from datetime import timedelta
 
@@ -83,7 +84,9 @@ def store_unavailable_reason() -> str:
 async def process_scraped_article(workspace_id: int, event: ScrapedArticle) -> Outcome:
     """Store `event` once per normalised URL and signal analysis when it is needed."""
     try:
-        article = prepare(event)
+        # Serialising and counting a long article is CPU work: keep the event loop
+        # free for the other items a worker is reading meanwhile.
+        article = await asyncio.to_thread(prepare, event)
     except Rejected as rejected:
         return Outcome(OutcomeKind.FAILED, reason=str(rejected))
     try:
