@@ -26,8 +26,18 @@ async def purge_trash(ctx: dict[str, Any]) -> int:
     return await article_services.purge_expired_trash()
 
 
+DEFERRED = "deferred"
+
+
 async def analyse_article(ctx: dict[str, Any], workspace_id: int, article_id: int) -> str:
-    """ArticleProcessed: analyse one article if its analysis is due (claims it first)."""
+    """ArticleProcessed: analyse one article if its analysis is due (claims it first).
+
+    While this process reads import items, the analysis waits, pending in
+    PostgreSQL: reading comes first, and the last import loop to end wakes
+    the due analyses (`import_items`); the analysis reconciler is the backstop.
+    """
+    if import_step.reading():
+        return DEFERRED
     return await analysis.run_analysis(workspace_id, article_id, config.active())
 
 
@@ -64,7 +74,10 @@ async def sweep_feed_items(ctx: dict[str, Any]) -> int:
 
 async def import_items(ctx: dict[str, Any]) -> int:
     """Read due import items (any job, claimed fairly) until none is left."""
-    return await import_step.run_loop()
+    processed = await import_step.run_loop()
+    if not import_step.reading():  # the last loop: run the analyses that waited for it
+        await analysis.reconcile()
+    return processed
 
 
 async def reconcile_imports(ctx: dict[str, Any]) -> int:

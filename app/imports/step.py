@@ -32,6 +32,11 @@ _loops = 0  # loops running in this process
 LOOP_SECONDS = 240.0
 
 
+def reading() -> bool:
+    """True while an import loop runs in this process (analyses wait for it: workers.tasks)."""
+    return _loops > 0
+
+
 async def run_loop(worker: str | None = None) -> int:
     """Process due items until none is left; returns how many were processed."""
     global _loops

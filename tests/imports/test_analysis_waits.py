@@ -1,0 +1,57 @@
+"""Reading comes first: a worker process reading import items defers its analyses, then runs them.
+
+The analysis of a stored article is CPU work in the same worker process;
+run between items it made a bulk import several times slower (issue 8's
+benchmark). It waits, pending in PostgreSQL, and the last import loop of
+the process wakes the due analyses when it ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+
+from app.core import db
+from app.imports import services, step
+from tests.articles.helpers import queued_jobs
+from workers import tasks
+
+
+async def _saved_article(job_id: int) -> int:
+    for _ in range(200):
+        article_id = await db.fetchval(
+            "SELECT article_id FROM import_items WHERE job_id = $1 AND state = 'saved'", job_id
+        )
+        if article_id is not None:
+            return int(article_id)
+        await asyncio.sleep(0.02)
+    raise AssertionError("the first item was never saved")
+
+
+async def _analysis_status(article_id: int) -> str:
+    return str(await db.fetchval("SELECT status FROM analyses WHERE article_id = $1", article_id))
+
+
+async def test_analyses_wait_while_the_process_reads_items_and_run_after(
+    people, site, site_egress, redis
+):
+    workspace = (await people.member("editor")).workspace_id
+    site.routes["/news/quick"] = site.page("article.html")
+    site.routes["/news/slow"] = dataclasses.replace(site.page("article.html"), delay=1.0)
+    job_id = await services.create_job(
+        workspace, [site.base + "/news/quick", site.base + "/news/slow"], actor_user_id=None
+    )
+
+    loop = asyncio.create_task(tasks.import_items({}))
+    article_id = await _saved_article(job_id)  # the quick page; the slow one is being read
+    assert step.reading()
+    assert await tasks.analyse_article({}, workspace, article_id) == tasks.DEFERRED
+    assert await _analysis_status(article_id) == "pending"
+    await redis.flushdb()  # the deferred task used up its wake-up, as in arq
+
+    assert await loop == 2
+    assert not step.reading()
+    woken = [j.args for j in await queued_jobs() if j.function == "analyse_article"]
+    assert (workspace, article_id) in woken
+    assert await tasks.analyse_article({}, workspace, article_id) == "completed"
+    assert await _analysis_status(article_id) == "completed"
