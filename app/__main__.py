@@ -170,6 +170,34 @@ def cmd_create_user(settings: Settings, args: argparse.Namespace) -> None:
     print(f"newsdesk: created user {user_id}")
 
 
+def cmd_reset_password(settings: Settings, args: argparse.Namespace) -> None:
+    """Print a one-time reset link for a person, or set and print a new password."""
+    from app.accounts import recovery
+    from app.accounts.types import AccountError
+
+    async def link() -> str:
+        user_id = await recovery.user_id_by_email(args.email)
+        if user_id is None:
+            raise AccountError(f"no user with the email {args.email.strip()}")
+        token = await recovery.issue_reset(user_id, valid=recovery.HANDED_LINK_VALID)
+        return recovery.reset_link(token)
+
+    async def password() -> str:
+        return await recovery.set_new_password(args.email)
+
+    try:
+        shown = asyncio.run(_with_db(settings, password if args.new_password else link))
+    except AccountError as error:
+        _fail(error.message)
+    if args.new_password:
+        print(f"newsdesk: new password for {args.email.strip()}: {shown}")
+        print("newsdesk: every session of this account has ended; change it under Settings.")
+    else:
+        hours = int(recovery.HANDED_LINK_VALID.total_seconds() // 3600)
+        print(f"newsdesk: reset link for {args.email.strip()} (works once, for {hours} hours):")
+        print(shown)
+
+
 def cmd_create_workspace(settings: Settings, args: argparse.Namespace) -> None:
     from app.accounts import services
     from app.accounts.types import AccountError
@@ -221,6 +249,16 @@ def parser() -> argparse.ArgumentParser:
     user.add_argument("--workspace-id", type=int)
     user.add_argument("--role", default="editor", choices=["owner", "admin", "editor", "viewer"])
     user.set_defaults(run=cmd_create_user)
+    reset = sub.add_parser(
+        "reset-password", help="print a one-time password reset link for a person"
+    )
+    reset.add_argument("--email", required=True)
+    reset.add_argument(
+        "--new-password",
+        action="store_true",
+        help="set a random new password and print it instead (ends every session)",
+    )
+    reset.set_defaults(run=cmd_reset_password)
     ws = sub.add_parser("create-workspace", help="create a workspace owned by a person")
     ws.add_argument("--name", required=True)
     ws.add_argument("--owner", required=True, help="the owner's email")

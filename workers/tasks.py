@@ -17,8 +17,7 @@ from app.topics import services as topics
 
 
 async def housekeeping(ctx: dict[str, Any]) -> dict[str, int]:
-    sessions, invitations = await forget_expired()
-    return {"sessions": sessions, "invitations": invitations}
+    return await forget_expired()
 
 
 async def purge_trash(ctx: dict[str, Any]) -> int:

@@ -6,14 +6,17 @@ from typing import Annotated, Any
 from zoneinfo import available_timezones
 
 from litestar import Controller, Request, get, post
+from litestar.background_tasks import BackgroundTask
 from litestar.datastructures import Cookie
 from litestar.params import FromPath, FromQuery
 from litestar.response import Redirect, Template
 
-from app.accounts import queries, services
+from app.accounts import queries, recovery, services
 from app.accounts.forms import (
+    ForgotForm,
     InviteForm,
     LoginForm,
+    NewPasswordForm,
     PasswordForm,
     ProfileForm,
     RoleForm,
@@ -74,10 +77,15 @@ def _client_ip(request: Request) -> str:
 
 class SessionController(Controller):
     @get("/login")
-    async def login_page(self, request: Request, next: FromQuery[str] = "/") -> Template | Redirect:
+    async def login_page(
+        self, request: Request, next: FromQuery[str] = "/", reset: FromQuery[str] = ""
+    ) -> Template | Redirect:
         if request.scope.get("user"):
             return Redirect(same_site_path(next), status_code=303)
-        return await page(request, "accounts/login.html", form=LoginForm(next=next), error=None)
+        notice = _("Your password is changed. Sign in with it.") if reset == "done" else None
+        return await page(
+            request, "accounts/login.html", form=LoginForm(next=next), error=None, notice=notice
+        )
 
     @post("/login")
     async def login(
@@ -99,6 +107,7 @@ class SessionController(Controller):
                 "accounts/login.html",
                 form=data,
                 error=error.message,
+                notice=None,
                 status_code=error.status,
             )
         if old:  # rotation: the pre-login session, if any, ends here
@@ -239,6 +248,7 @@ class MembersController(Controller):
             "grantable": GRANTABLE_ROLES,
             "invite": InviteForm(),
             "invite_link": None,
+            "reset": None,
             "invite_error": None,
             "invite_error_field": None,
             "error": None,
@@ -297,6 +307,20 @@ class MembersController(Controller):
         except AccountError as error:
             return await self._render(request, status_code=error.status, error=error.message)
         return Redirect("/settings/members", status_code=303)
+
+    @post("/{user_id:int}/reset-link")
+    async def reset_link(self, request: Request, user_id: FromPath[int]) -> Template:
+        viewer, workspace_id = member_of(request)
+        try:
+            shown = await recovery.issue_member_reset(
+                workspace_id,
+                user_id,
+                actor_user_id=viewer.user_id,
+                actor_role=viewer.role or Role.VIEWER,
+            )
+        except AccountError as error:
+            return await self._render(request, status_code=error.status, error=error.message)
+        return await self._render(request, reset=shown)
 
     @post("/invitations/{invitation_id:int}/revoke")
     async def revoke_invitation(self, request: Request, invitation_id: FromPath[int]) -> Redirect:
@@ -407,6 +431,75 @@ class InvitationController(Controller):
         return signed_in_response(session, "/")
 
 
+class ForgotController(Controller):
+    """ "Forgot password?": a mailed link when mail is set up, else where to ask."""
+
+    path = "/forgot"
+
+    async def _render(self, request: Request, *, status_code: int = 200, **extra: Any) -> Template:
+        context: dict[str, Any] = {
+            "mail": active().mail_configured,
+            "form": ForgotForm(),
+            "sent": False,
+            "error": None,
+        }
+        context.update(extra)
+        return await page(request, "accounts/forgot.html", status_code=status_code, **context)
+
+    @get("/")
+    async def show(self, request: Request) -> Template:
+        return await self._render(request)
+
+    @post("/")
+    async def send(self, request: Request, data: Annotated[ForgotForm, Form]) -> Template:
+        if not active().mail_configured:
+            return await self._render(request)
+        if not data.email.strip():
+            return await self._render(
+                request, status_code=400, form=data, error=_("Enter the email you sign in with.")
+            )
+        response = await self._render(request, form=data, sent=True)
+        # After the answer: the same words and the same time whether the account exists.
+        response.background = BackgroundTask(recovery.mail_reset_link, data.email)
+        return response
+
+
+class ResetController(Controller):
+    """The page a reset link opens: choose a new password."""
+
+    path = "/reset/{token:str}"
+
+    async def _render(
+        self, request: Request, token: str, *, status_code: int = 200, error: str | None = None
+    ) -> Template:
+        email = await recovery.email_for_reset(token)
+        return await page(
+            request,
+            "accounts/reset.html",
+            status_code=status_code if email else 404,
+            token=token,
+            email=email,
+            error=error,
+        )
+
+    @get("/")
+    async def show(self, request: Request, token: FromPath[str]) -> Template:
+        return await self._render(request, token)
+
+    @post("/")
+    async def reset(
+        self, request: Request, token: FromPath[str], data: Annotated[NewPasswordForm, Form]
+    ) -> Template | Redirect:
+        try:
+            await recovery.reset_password(token, data.password, ip=_client_ip(request))
+        except AccountError as error:
+            return await self._render(request, token, status_code=error.status, error=error.message)
+        # Every session ended, this browser's too: sign in with the new password.
+        return Redirect(
+            "/login?reset=done", status_code=303, cookies=[_session_cookie("", max_age=0)]
+        )
+
+
 class MeApi(Controller):
     """The API's view of the token's owner."""
 
@@ -435,5 +528,7 @@ PAGE_HANDLERS = [
     MembersController,
     TokensController,
     InvitationController,
+    ForgotController,
+    ResetController,
 ]
 API_HANDLERS = [MeApi]

@@ -45,6 +45,16 @@ class PasswordForm:
 
 
 @dataclass
+class ForgotForm:
+    email: str = ""
+
+
+@dataclass
+class NewPasswordForm:
+    password: str = ""
+
+
+@dataclass
 class InviteForm:
     role: str = "editor"
     email: str = ""

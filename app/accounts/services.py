@@ -52,7 +52,7 @@ def _checked_display_name(value: str) -> str:
     )
 
 
-def _check_new_password(password: str, field: str) -> None:
+def check_new_password(password: str, field: str) -> None:
     if len(password) < MIN_PASSWORD_LENGTH:
         raise AccountError(
             _("Choose a password of at least %(n)d characters.") % {"n": MIN_PASSWORD_LENGTH},
@@ -63,7 +63,7 @@ def _check_new_password(password: str, field: str) -> None:
 def _check_new_credentials(email: str, display_name: str, password: str) -> tuple[str, str]:
     email = checked_email(email)
     display_name = _checked_display_name(display_name)
-    _check_new_password(password, "password")
+    check_new_password(password, "password")
     return email, display_name
 
 
@@ -107,7 +107,7 @@ async def change_password(user_id: int, current: str, new: str) -> None:
     row = await db.fetchrow("SELECT password_hash FROM users WHERE id = $1", user_id)
     if row is None or not verify_password(row["password_hash"], current):
         raise AccountError(_("Your current password is not right."), field="current_password")
-    _check_new_password(new, "new_password")
+    check_new_password(new, "new_password")
     await db.fetch("UPDATE users SET password_hash = $2 WHERE id = $1", user_id, hash_password(new))
 
 

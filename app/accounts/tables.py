@@ -69,3 +69,13 @@ class Invitation(Table, tablename="invitations"):
     expires_at = Timestamptz()
     accepted_at = Timestamptz(null=True, default=None)
     accepted_by = BigInt(null=True, default=None)
+
+
+class PasswordReset(Table, tablename="password_resets"):
+    id = BigSerial(primary_key=True)
+    user_id = BigInt()
+    token_hash = Text()  # sha256 hex of the link's token; the link is shown or mailed once
+    created_by = BigInt(null=True, default=None)  # the admin who issued it; None: the person
+    created_at = Timestamptz()
+    expires_at = Timestamptz()
+    used_at = Timestamptz(null=True, default=None)

@@ -65,6 +65,14 @@ class ApiTokenView:
 
 
 @dataclass(frozen=True)
+class ResetLinkShown:
+    """A reset link an admin just issued for a member: shown this once."""
+
+    name: str
+    link: str
+
+
+@dataclass(frozen=True)
 class NewSession:
     token: str  # the cookie value; shown to nobody, stored only as a hash
     user_id: int

@@ -11,7 +11,7 @@ import sys
 from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 
@@ -104,6 +104,21 @@ class Settings(BaseSettings):
     )
     session_days: int = Field(
         default=30, ge=1, le=365, description="Idle days before a session ends"
+    )
+
+    # Mail (app/core/mail.py): password reset links. No SMTP_HOST, no mail.
+    smtp_host: str = Field(
+        default="", description="SMTP server that sends password reset mail; empty: no mail"
+    )
+    smtp_port: int = Field(default=587, ge=1, le=65535, description="Port of SMTP_HOST")
+    smtp_user: str = Field(default="", description="SMTP user name; empty: no login")
+    smtp_password: SecretStr = Field(default=SecretStr(""), description="SMTP password")
+    smtp_from: str = Field(
+        default="", description="From address of Newsdesk's mail; required with SMTP_HOST"
+    )
+    smtp_tls: Literal["starttls", "tls", "none"] = Field(
+        default="starttls",
+        description="starttls (port 587), tls (implicit, port 465) or none (a local relay)",
     )
 
     # Egress: every outbound request (app/egress).
@@ -247,6 +262,18 @@ class Settings(BaseSettings):
                     f"{entry!r} is not origin=target, e.g. https://bsky.social=http://127.0.0.1:8701"
                 )
         return [entry.strip() for entry in value]
+
+    @model_validator(mode="after")
+    def _mail_sender(self) -> Settings:
+        if self.smtp_host and "@" not in self.smtp_from:
+            raise ValueError(
+                "SMTP_FROM must be an address, e.g. newsdesk@example.org, with SMTP_HOST"
+            )
+        return self
+
+    @property
+    def mail_configured(self) -> bool:
+        return bool(self.smtp_host)
 
     @property
     def secure_cookies(self) -> bool:

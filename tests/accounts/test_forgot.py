@@ -1,0 +1,184 @@
+"""Forgot password?: a real SMTP server on loopback receives the mail; the test follows its link."""
+
+from __future__ import annotations
+
+import email
+import logging
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from email.message import Message
+
+import pytest
+from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import AuthResult, LoginPassword
+
+from app.core import config, db
+from app.core.config import Settings
+from tests.factories import post_form, sign_in
+from tests.fixtures import make_test_settings
+from tests.workers.processes import free_port
+
+NEW_PASSWORD = "a fresh password here"
+SENDER = "Newsdesk <newsdesk@example.org>"
+
+
+@dataclass
+class Mailbox:
+    """An SMTP server's received mail (aiosmtpd handler)."""
+
+    port: int = 0
+    mails: list[Message] = field(default_factory=list)
+    logins: list[tuple[str, str]] = field(default_factory=list)
+
+    async def handle_DATA(self, server, session, envelope) -> str:  # type: ignore[no-untyped-def]
+        self.mails.append(email.message_from_bytes(envelope.content))
+        return "250 OK"
+
+    def authenticate(self, server, session, envelope, mechanism, data) -> AuthResult:  # type: ignore[no-untyped-def]
+        if isinstance(data, LoginPassword):
+            self.logins.append((data.login.decode(), data.password.decode()))
+            return AuthResult(success=data.password == b"smtp secret")
+        return AuthResult(success=False)
+
+    def link(self, index: int = -1) -> str:
+        body = self.mails[index].get_payload(decode=True).decode()
+        match = re.search(r"http://testserver\.local(/reset/[A-Za-z0-9_-]{43})\b", body)
+        assert match, body
+        return match.group(1)
+
+
+def _serve(mailbox: Mailbox) -> Controller:
+    mailbox.port = free_port()
+    controller = Controller(
+        mailbox,
+        hostname="127.0.0.1",
+        port=mailbox.port,
+        authenticator=mailbox.authenticate,
+        auth_require_tls=False,
+    )
+    controller.start()
+    return controller
+
+
+@pytest.fixture
+def mailbox(settings: Settings) -> Iterator[Mailbox]:
+    """Mail set up: SMTP_* point at a real SMTP server on loopback for this test."""
+    box = Mailbox()
+    controller = _serve(box)
+    config.activate(
+        make_test_settings(
+            smtp_host="127.0.0.1",
+            smtp_port=box.port,
+            smtp_tls="none",
+            smtp_user="newsdesk",
+            smtp_password="smtp secret",
+            smtp_from=SENDER,
+        )
+    )
+    yield box
+    config.activate(settings)
+    controller.stop()
+
+
+async def _ask(client, address: str):  # type: ignore[no-untyped-def]
+    page = await client.get("/forgot")
+    assert page.status_code == 200
+    assert 'name="email"' in page.text
+    return await post_form(client, "/forgot", {"email": address})
+
+
+async def test_a_mailed_link_sets_a_new_password(client, new_client, people, mailbox):
+    person = await people.member("editor")
+    answer = await _ask(client, person.email)
+    assert answer.status_code == 200
+    assert "we have sent it a link" in answer.text
+
+    assert len(mailbox.mails) == 1
+    mail = mailbox.mails[0]
+    assert mail["To"] == person.email
+    assert mail["From"] == SENDER
+    assert mail["Subject"] == "Reset your Newsdesk password"
+    assert mailbox.logins == [("newsdesk", "smtp secret")]
+
+    browser = new_client()
+    path = mailbox.link()
+    page = await browser.get(path)
+    assert page.status_code == 200
+    assert person.email in page.text
+    done = await post_form(browser, path, {"password": NEW_PASSWORD})
+    assert done.status_code == 303
+    assert (await sign_in(browser, person.email, NEW_PASSWORD)).status_code == 303
+    assert (await browser.get(path)).status_code == 404  # used
+
+
+async def test_the_answer_is_the_same_whether_the_account_exists(client, people, mailbox):
+    person = await people.member("editor")
+    known = await _ask(client, person.email)
+    unknown = await _ask(client, "nobody@example.org")
+    assert known.status_code == unknown.status_code == 200
+    assert known.text.replace(person.email, "X") == unknown.text.replace("nobody@example.org", "X")
+    assert len(mailbox.mails) == 1  # only the real account got mail
+    assert await db.fetchval("SELECT count(*) FROM password_resets") == 1
+
+
+async def test_a_mailed_link_expires_within_an_hour(client, people, mailbox):
+    person = await people.member("viewer")
+    await _ask(client, person.email)
+    lifetime = await db.fetchval("SELECT expires_at - created_at FROM password_resets")
+    assert lifetime.total_seconds() == 3600
+
+
+async def test_an_account_gets_at_most_three_mails_an_hour(client, people, mailbox):
+    person = await people.member("viewer")
+    for _ in range(5):
+        assert (await _ask(client, person.email)).status_code == 200
+    assert len(mailbox.mails) == 3
+
+
+async def test_an_empty_address_is_asked_for_again(client, mailbox):
+    response = await post_form(client, "/forgot", {"email": "  "})
+    assert response.status_code == 400
+    assert "Enter the email you sign in with." in response.text
+    assert mailbox.mails == []
+
+
+async def test_a_broken_mail_server_is_logged_and_the_answer_stays_the_same(
+    client, people, settings, caplog
+):
+    person = await people.member("editor")
+    config.activate(
+        make_test_settings(
+            smtp_host="127.0.0.1", smtp_port=free_port(), smtp_tls="none", smtp_from=SENDER
+        )
+    )
+    try:
+        with caplog.at_level(logging.ERROR, logger="app.accounts.recovery"):
+            answer = await _ask(client, person.email)
+    finally:
+        config.activate(settings)
+    assert answer.status_code == 200
+    assert "we have sent it a link" in answer.text
+    lines = [r.getMessage() for r in caplog.records if r.name == "app.accounts.recovery"]
+    assert len(lines) == 1
+    assert "reset mail for user" in lines[0]
+    assert "not sent" in lines[0]
+
+
+async def test_without_mail_the_page_says_to_ask_an_admin(client, people):
+    person = await people.member("editor")
+    page = await client.get("/forgot")
+    assert page.status_code == 200
+    assert "Ask an admin or owner of your workspace" in page.text
+    assert 'name="email"' not in page.text
+    posted = await post_form(client, "/forgot", {"email": person.email})
+    assert posted.status_code == 200
+    assert "Ask an admin or owner of your workspace" in posted.text
+    assert await db.fetchval("SELECT count(*) FROM password_resets") == 0
+
+
+def test_mail_needs_a_from_address():
+    with pytest.raises(ValueError, match="SMTP_FROM must be an address"):
+        make_test_settings(smtp_host="smtp.example.org")
+    assert make_test_settings(smtp_host="smtp.example.org", smtp_from=SENDER).mail_configured
+    assert not make_test_settings().mail_configured
