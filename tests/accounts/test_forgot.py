@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import email
 import logging
-import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from email.message import Message
 
 import pytest
-from aiosmtpd.controller import Controller
-from aiosmtpd.smtp import AuthResult, LoginPassword
 
 from app.core import config, db
 from app.core.config import Settings
 from tests.factories import post_form, sign_in
+from tests.fakes.mail import SMTP_PASSWORD, Mailbox
 from tests.fixtures import make_test_settings
 from tests.workers.processes import free_port
 
@@ -23,56 +18,18 @@ NEW_PASSWORD = "a fresh password here"
 SENDER = "Newsdesk <newsdesk@example.org>"
 
 
-@dataclass
-class Mailbox:
-    """An SMTP server's received mail (aiosmtpd handler)."""
-
-    port: int = 0
-    mails: list[Message] = field(default_factory=list)
-    logins: list[tuple[str, str]] = field(default_factory=list)
-
-    async def handle_DATA(self, server, session, envelope) -> str:  # type: ignore[no-untyped-def]
-        self.mails.append(email.message_from_bytes(envelope.content))
-        return "250 OK"
-
-    def authenticate(self, server, session, envelope, mechanism, data) -> AuthResult:  # type: ignore[no-untyped-def]
-        if isinstance(data, LoginPassword):
-            self.logins.append((data.login.decode(), data.password.decode()))
-            return AuthResult(success=data.password == b"smtp secret")
-        return AuthResult(success=False)
-
-    def link(self, index: int = -1) -> str:
-        body = self.mails[index].get_payload(decode=True).decode()
-        match = re.search(r"http://testserver\.local(/reset/[A-Za-z0-9_-]{43})\b", body)
-        assert match, body
-        return match.group(1)
-
-
-def _serve(mailbox: Mailbox) -> Controller:
-    mailbox.port = free_port()
-    controller = Controller(
-        mailbox,
-        hostname="127.0.0.1",
-        port=mailbox.port,
-        authenticator=mailbox.authenticate,
-        auth_require_tls=False,
-    )
-    controller.start()
-    return controller
-
-
 @pytest.fixture
 def mailbox(settings: Settings) -> Iterator[Mailbox]:
     """Mail set up: SMTP_* point at a real SMTP server on loopback for this test."""
     box = Mailbox()
-    controller = _serve(box)
+    controller = box.serve()
     config.activate(
         make_test_settings(
             smtp_host="127.0.0.1",
             smtp_port=box.port,
             smtp_tls="none",
             smtp_user="newsdesk",
-            smtp_password="smtp secret",
+            smtp_password=SMTP_PASSWORD,
             smtp_from=SENDER,
         )
     )
@@ -99,7 +56,7 @@ async def test_a_mailed_link_sets_a_new_password(client, new_client, people, mai
     assert mail["To"] == person.email
     assert mail["From"] == SENDER
     assert mail["Subject"] == "Reset your Newsdesk password"
-    assert mailbox.logins == [("newsdesk", "smtp secret")]
+    assert mailbox.logins == [("newsdesk", SMTP_PASSWORD)]
 
     browser = new_client()
     path = mailbox.link()
