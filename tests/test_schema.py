@@ -19,7 +19,7 @@ async def test_table_columns_match_the_migrated_schema(table, clean_db):
 
 async def test_every_table_is_scoped_or_global_by_design(clean_db):
     """Every table carries workspace_id, except the few that are global by nature."""
-    global_by_design = {"users", "workspaces", "sessions"}
+    global_by_design = {"users", "workspaces", "sessions", "password_resets"}
     for table in all_tables():
         columns = {column._meta.db_column_name for column in table._meta.columns}
         name = table._meta.tablename
