@@ -28,7 +28,7 @@ from app.accounts.validation import (
 )
 from app.core import db
 from app.core.config import active
-from app.core.i18n import LANGUAGES, _
+from app.core.i18n import LANGUAGES, _, ngettext
 from app.events.services import record
 from app.live.notices import access_changed, access_changed_after_commit
 
@@ -276,9 +276,14 @@ async def sign_in(
     known_device = row is not None and device_user(device) == row["id"]
     wait = await throttle.wait_seconds(known_device=known_device)
     if wait:
+        minutes = minutes_of(wait)
         raise AccountError(
-            _("Too many failed sign-ins. Try again in %(minutes)d minutes.")
-            % {"minutes": minutes_of(wait)},
+            ngettext(
+                "Too many failed sign-ins. Try again in %(minutes)d minute.",
+                "Too many failed sign-ins. Try again in %(minutes)d minutes.",
+                minutes,
+            )
+            % {"minutes": minutes},
             status=429,
         )
     if row is None or not verify_password(row["password_hash"], password):

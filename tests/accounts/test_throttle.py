@@ -10,7 +10,12 @@ import pytest
 from arq.connections import ArqRedis
 
 from app.accounts import services
-from app.accounts.throttle import DEVICE_COOKIE, device_cookie_value, device_user
+from app.accounts.throttle import (
+    DEVICE_COOKIE,
+    SignInThrottle,
+    device_cookie_value,
+    device_user,
+)
 from app.accounts.types import AccountError
 from app.core import redis as core_redis
 from tests.factories import PASSWORD, sign_in
@@ -114,3 +119,17 @@ async def test_sign_in_works_without_redis_and_says_so_in_the_log(web_app, peopl
     assert lines
     assert all("Redis is unavailable" in r.getMessage() for r in lines)
     assert all(r.exc_info is None for r in lines)
+
+
+async def test_the_wait_is_said_in_minutes_rounded_up_singular_for_one(people, settings, redis):
+    person = await people.member("editor")
+    await _fail(person.email, "203.0.113.8", settings.login_attempts_per_15min)
+    key = SignInThrottle(person.email, "203.0.113.8").account_address.key
+    await redis.expire(key, 45)
+    with pytest.raises(AccountError) as blocked:
+        await services.sign_in(person.email, PASSWORD, ip="203.0.113.8", user_agent="")
+    assert blocked.value.message == "Too many failed sign-ins. Try again in 1 minute."
+    await redis.expire(key, 61)
+    with pytest.raises(AccountError) as blocked:
+        await services.sign_in(person.email, PASSWORD, ip="203.0.113.8", user_agent="")
+    assert blocked.value.message == "Too many failed sign-ins. Try again in 2 minutes."
