@@ -10,7 +10,7 @@ import pytest
 from app.core import config, db
 from app.core.config import Settings
 from tests.factories import post_form, sign_in
-from tests.fakes.mail import SMTP_PASSWORD, Mailbox
+from tests.fakes.mail import SMTP_PASSWORD, Mailbox, self_signed_certificate
 from tests.fixtures import make_test_settings
 from tests.workers.processes import free_port
 
@@ -139,3 +139,37 @@ def test_mail_needs_a_from_address():
         make_test_settings(smtp_host="smtp.example.org")
     assert make_test_settings(smtp_host="smtp.example.org", smtp_from=SENDER).mail_configured
     assert not make_test_settings().mail_configured
+
+
+@pytest.mark.parametrize("mode", ["starttls", "tls"])
+async def test_mail_over_tls_is_sent_to_a_trusted_server_and_refused_to_an_unknown_one(
+    client, people, settings, tmp_path, monkeypatch, caplog, mode
+):
+    person = await people.member("editor")
+    cert_file, server_tls = self_signed_certificate(tmp_path)
+    box = Mailbox()
+    controller = box.serve(tls=server_tls, implicit=mode == "tls")
+    config.activate(
+        make_test_settings(
+            smtp_host="127.0.0.1",
+            smtp_port=box.port,
+            smtp_tls=mode,
+            smtp_user="newsdesk",
+            smtp_password=SMTP_PASSWORD,
+            smtp_from=SENDER,
+        )
+    )
+    try:
+        with caplog.at_level(logging.ERROR, logger="app.accounts.recovery"):
+            await _ask(client, person.email)  # the certificate is nobody we trust
+            assert box.mails == []
+            assert "CERTIFICATE_VERIFY_FAILED" in caplog.text
+            # OpenSSL reads SSL_CERT_FILE whenever a context loads the default trust.
+            monkeypatch.setenv("SSL_CERT_FILE", str(cert_file))
+            await _ask(client, person.email)
+    finally:
+        config.activate(settings)
+        controller.stop()
+    assert len(box.mails) == 1
+    assert box.logins == [("newsdesk", SMTP_PASSWORD)]  # only ever over TLS
+    assert (await sign_in(client, person.email)).status_code == 303  # nothing changed yet
