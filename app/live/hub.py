@@ -46,12 +46,18 @@ class Subscription:
     def __init__(self, workspace_id: int, topics: frozenset[str]) -> None:
         self.workspace_id = workspace_id
         self.topics = topics
+        # "streams.column:*" follows every topic that starts with "streams.column:".
+        self._prefixes = tuple(t[:-1] for t in topics if t.endswith(":*"))
         self._changed: set[str] = set()
         self._wake = asyncio.Event()
         self.closed = False
 
     def notify(self, topic: str) -> None:
-        if topic in (EVERYTHING, PAUSED) or topic in self.topics:
+        if (
+            topic in (EVERYTHING, PAUSED)
+            or topic in self.topics
+            or (self._prefixes and topic.startswith(self._prefixes))
+        ):
             if topic == EVERYTHING:
                 self._changed.discard(PAUSED)
             self._changed.add(topic)

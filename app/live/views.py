@@ -61,6 +61,16 @@ class Keyed:
     rows: dict[str, object]  # row element id -> anything that compares unequal when it changes
     frame: Hashable = None  # what else the region shows (empty state): a change sends it whole
     parts: dict[str, Hashable] = field(default_factory=dict)  # other elements patched by id
+    # Rows of a region with several lists (the wall's columns): row id -> its list's id.
+    # Rows not named here live in `list_id`.
+    list_of: dict[str, str] = field(default_factory=dict)
+
+    def lists(self) -> dict[str, dict[str, object]]:
+        """The rows of each list, in order."""
+        out: dict[str, dict[str, object]] = {}
+        for row, fingerprint in self.rows.items():
+            out.setdefault(self.list_of.get(row, self.list_id), {})[row] = fingerprint
+        return out
 
 
 class LiveView(ABC):
@@ -89,29 +99,30 @@ def delta(view: LiveView, old: Keyed | None, model: Any) -> list[DatastarEvent] 
     new = view.keyed(model)
     if old is None or new is None or old.frame != new.frame or old.list_id != new.list_id:
         return None
-    kept_old = [row for row in old.rows if row in new.rows]
-    kept_new = [row for row in new.rows if row in old.rows]
-    if kept_old != kept_new:  # rows moved: not worth expressing as moves
-        return None
-    removed = [row for row in old.rows if row not in new.rows]
-    added = [row for row in new.rows if row not in old.rows]
-    if removed and not _added_after(kept_new, added, new) and len(new.rows) >= len(old.rows):
-        # New rows pushed the last ones off the first page: they are still in the
-        # list, so clients keep them (their "Load more" goes on after them).
-        removed = [row for row in removed if not _after(row, kept_old, old)]
-    changed = [row for row in kept_new if old.rows[row] != new.rows[row]]
+    old_lists, new_lists = old.lists(), new.lists()
+    removed: list[str] = []
+    added: list[tuple[str, str, dict[str, object]]] = []  # (row, its list, the list's rows)
+    changed: list[str] = []
+    for list_id in old_lists.keys() | new_lists.keys():
+        found = _list_delta(old_lists.get(list_id, {}), new_lists.get(list_id, {}))
+        if found is None:
+            return None
+        gone, new_rows, moved = found
+        removed += gone
+        added += [(row, list_id, new_lists[list_id]) for row in new_rows]
+        changed += moved
     changed += [part for part, value in new.parts.items() if old.parts.get(part) != value]
     if len(removed) + len(added) + len(changed) > MAX_DELTA_ROWS:
         return None
     events: list[DatastarEvent] = []
     if removed:
         events.append(SSE.remove_elements(", ".join(f"#{row}" for row in removed)))
-    order = list(new.rows)
-    for row in added:
+    for row, list_id, rows in added:
         html = view.render_row(model, row)
+        order = list(rows)
         at = order.index(row)
         if at == 0:
-            events.append(SSE.patch_elements(html, f"#{new.list_id}", ElementPatchMode.PREPEND))
+            events.append(SSE.patch_elements(html, f"#{list_id}", ElementPatchMode.PREPEND))
         else:
             events.append(SSE.patch_elements(html, f"#{order[at - 1]}", ElementPatchMode.AFTER))
     for row in changed:
@@ -119,11 +130,29 @@ def delta(view: LiveView, old: Keyed | None, model: Any) -> list[DatastarEvent] 
     return events
 
 
-def _after(row: str, kept: list[str], keyed: Keyed) -> bool:
-    """Whether `row` comes after every kept row in `keyed`."""
-    order = list(keyed.rows)
+def _list_delta(
+    old: dict[str, object], new: dict[str, object]
+) -> tuple[list[str], list[str], list[str]] | None:
+    """One list's (removed, added, changed) rows; None when rows moved."""
+    kept_old = [row for row in old if row in new]
+    kept_new = [row for row in new if row in old]
+    if kept_old != kept_new:  # rows moved: not worth expressing as moves
+        return None
+    removed = [row for row in old if row not in new]
+    added = [row for row in new if row not in old]
+    if removed and not _added_after(kept_new, added, new) and len(new) >= len(old):
+        # New rows pushed the last ones off the first page: they are still in the
+        # list, so clients keep them (their "Load more" goes on after them).
+        removed = [row for row in removed if not _after(row, kept_old, old)]
+    changed = [row for row in kept_new if old[row] != new[row]]
+    return removed, added, changed
+
+
+def _after(row: str, kept: list[str], rows: dict[str, object]) -> bool:
+    """Whether `row` comes after every kept row in `rows`."""
+    order = list(rows)
     return not kept or order.index(row) > order.index(kept[-1])
 
 
-def _added_after(kept: list[str], added: list[str], keyed: Keyed) -> bool:
-    return any(_after(row, kept, keyed) for row in added)
+def _added_after(kept: list[str], added: list[str], rows: dict[str, object]) -> bool:
+    return any(_after(row, kept, rows) for row in added)

@@ -195,7 +195,7 @@ async def saved_search_queries(workspace_id: int) -> set[str]:
 
 # Items -----------------------------------------------------------------------------------
 
-_ITEM_FIELDS = """
+ITEM_FIELDS = """
 i.id, i.dedup_key, i.remote_id, i.provider, s.connection_id, i.source_id, i.author_handle,
 i.author_ref, i.url, i.created_at_remote, i.fetched_at, i.content, i.plain_text, i.media, i.metrics,
 i.reposted_by
@@ -214,7 +214,7 @@ def _item(row: asyncpg.Record) -> ItemView:
     )  # fmt: skip
 
 
-def _page(rows: Sequence[asyncpg.Record], limit: int) -> ItemPage:
+def item_page(rows: Sequence[asyncpg.Record], limit: int) -> ItemPage:
     items = tuple(_item(r) for r in rows[:limit])
     more = len(rows) > limit
     last = items[-1] if items else None
@@ -228,7 +228,7 @@ async def column_items(
     at, key = decode_cursor(cursor) if cursor else (None, None)
     rows = await db.fetch(
         f"""
-        SELECT {_ITEM_FIELDS}
+        SELECT {ITEM_FIELDS}
         FROM (SELECT item_id, created_at_remote, dedup_key FROM feed_item_columns
               WHERE workspace_id = $1 AND column_id = $2
                 AND ($3::timestamptz IS NULL OR (created_at_remote, dedup_key) < ($3, $4))
@@ -239,7 +239,7 @@ async def column_items(
         """,
         workspace_id, column_id, at, key, limit + 1,
     )  # fmt: skip
-    return _page(rows, limit)
+    return item_page(rows, limit)
 
 
 async def merged_items(
@@ -249,7 +249,7 @@ async def merged_items(
     at, key = decode_cursor(cursor) if cursor else (None, None)
     rows = await db.fetch(
         f"""
-        SELECT {_ITEM_FIELDS}
+        SELECT {ITEM_FIELDS}
         FROM feed_items i LEFT JOIN stream_sources s ON s.id = i.source_id
         WHERE i.workspace_id = $1
           AND ($2::timestamptz IS NULL OR (i.created_at_remote, i.dedup_key) < ($2, $3))
@@ -260,7 +260,7 @@ async def merged_items(
         """,
         workspace_id, at, key, limit + 1,
     )  # fmt: skip
-    return _page(rows, limit)
+    return item_page(rows, limit)
 
 
 # Connections, credentials, ledger ---------------------------------------------------------

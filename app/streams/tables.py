@@ -47,6 +47,7 @@ class StreamColumn(Table, tablename="stream_columns"):
     position = Integer()  # dense, unique among live columns of the workspace
     spec = JSONB()  # validated per type (spec.py), never stored invalid
     refresh_policy = JSONB(default="{}")  # {"interval_ms"?: int, "paused"?: bool}, as asked
+    width = Text(default="medium")  # narrow | medium | wide: how wide the wall shows it
     created_by = BigInt(null=True, default=None)
     created_at = Timestamptz()
     updated_at = Timestamptz()
@@ -108,6 +109,15 @@ class FeedItemColumn(Table, tablename="feed_item_columns"):
     item_id = BigInt()
     created_at_remote = Timestamptz()  # copied from the item: the column's keyset
     dedup_key = Text()
+
+
+class FeedItemSave(Table, tablename="feed_item_saves"):
+    """An item saved to the library from the wall: the one-URL import job that saves it."""
+
+    workspace_id = BigInt()
+    item_id = BigInt(primary_key=True)
+    job_id = BigInt()
+    created_at = Timestamptz()
 
 
 class ProviderBudgetLedger(Table, tablename="provider_budget_ledger"):

@@ -18,6 +18,7 @@ from app.safe_content import register_filters
 from app.streams import controllers as streams
 from app.topics import controllers as topics
 from app.topics.schedule import with_arxiv_budgets
+from app.wall import controllers as wall
 from app.web.pwa import PwaController
 from app.web.shell import ShellController
 
@@ -32,6 +33,7 @@ def page_handlers() -> list[Any]:
         *articles.PAGE_HANDLERS,
         *topics.PAGE_HANDLERS,
         *imports.PAGE_HANDLERS,
+        *wall.PAGE_HANDLERS,
     ]
 
 

@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-from litestar import Controller, Request, get
-from litestar.response import Redirect, Template
+from litestar import Controller, get
+from litestar.response import Redirect
 
 from app.accounts.guards import allows
 from app.accounts.roles import Permission
-from app.web.pages import page
 
 
 class ShellController(Controller):
     @get("/")
     async def home(self) -> Redirect:
         return Redirect("/wall", status_code=303)
-
-    @get("/wall", guards=[allows(Permission.DRAFT_VIEW)])
-    async def wall(self, request: Request) -> Template:
-        return await page(request, "wall/index.html", section="wall")
 
     @get("/import", guards=[allows(Permission.DRAFT_VIEW)])
     async def imports(self) -> Redirect:

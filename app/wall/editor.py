@@ -1,0 +1,247 @@
+"""The column editor: its HTML form as the API's column, and the hints it shows as you type.
+
+The form is plain HTML (it works without JavaScript); what it sends is turned
+into the very JSON shape the API takes, so `app.streams.spec` is the one
+place that decides what a valid column is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from app.core.i18n import _
+from app.egress import EgressError
+from app.streams import resolver, services
+from app.streams.platforms import (
+    PLATFORMS,
+    adapt_query,
+    canonical_handle,
+    clamp_interval,
+    floor_ms,
+)
+from app.streams.providers import provider_for
+from app.streams.spec import MAX_ACCOUNTS
+from app.streams.types import ColumnType, ColumnView, SourceKind, Unsupported
+
+# The intervals people pick from (minutes); the effective value is shown beside it.
+INTERVAL_CHOICES = (1, 2, 5, 10, 30, 60)
+# Search-capable platforms a saved search starts with.
+SEARCH_PLATFORMS = ("bluesky", "mastodon", "youtube")
+RESOLVE_TIMEOUT_S = 4.0
+
+
+class FormData(Protocol):
+    def get(self, key: str, default: Any = None) -> Any: ...
+    def getall(self, key: str, default: Any = ...) -> list[Any]: ...
+
+
+@dataclass(frozen=True)
+class Typed:
+    """The editor's fields as a person typed them (put back on a 422)."""
+
+    type: str
+    title: str = ""
+    connection_id: str = ""
+    kinds: tuple[str, ...] = ("home",)
+    query: str = ""
+    platforms: tuple[str, ...] = SEARCH_PLATFORMS
+    accounts: str = ""
+    interval: str = ""
+    paused: bool = False
+
+    @classmethod
+    def of(cls, form: FormData) -> Typed:
+        return cls(
+            type=str(form.get("type", "")),
+            title=str(form.get("title", "")),
+            connection_id=str(form.get("connection_id", "")),
+            kinds=tuple(str(k) for k in form.getall("kinds", [])),
+            query=str(form.get("query", "")),
+            platforms=tuple(str(p) for p in form.getall("platforms", [])),
+            accounts=str(form.get("accounts", "")),
+            interval=str(form.get("interval", "")),
+            paused=form.get("paused") in ("on", "1", "true"),
+        )
+
+    @classmethod
+    def of_column(cls, v: ColumnView) -> Typed:
+        interval = v.refresh_policy.get("interval_ms")
+        accounts = "\n".join(f"{a['provider']}:{a['handle']}" for a in v.spec.get("accounts", []))
+        return cls(
+            type=v.type.value,
+            title=v.title,
+            connection_id=str(v.spec.get("connection_id", "")),
+            kinds=tuple(v.spec.get("kinds", ("home",))),
+            query=str(v.spec.get("query", "")),
+            platforms=tuple(v.spec.get("platforms", ())),
+            accounts=accounts,
+            interval=str(interval // 60_000) if isinstance(interval, int) else "",
+            paused=bool(v.refresh_policy.get("paused")),
+        )
+
+
+def column_data(typed: Typed) -> dict[str, Any]:
+    """The form as the API's column JSON (validated by app.streams.spec)."""
+    data: dict[str, Any] = {"type": typed.type, "title": typed.title}
+    policy: dict[str, Any] = {"paused": typed.paused}
+    if typed.interval.strip():
+        minutes = typed.interval.strip()
+        policy["interval_ms"] = int(minutes) * 60_000 if minutes.isdigit() else minutes
+    data["refresh_policy"] = policy
+    if typed.type == ColumnType.PLATFORM_FEED:
+        raw = typed.connection_id.strip()
+        connection: Any = int(raw) if raw.isdigit() else raw
+        data["spec"] = {"connection_id": connection, "kinds": list(typed.kinds)}
+    elif typed.type == ColumnType.ACCOUNT_LIST:
+        data["spec"] = {"accounts": [account_entry(line) for line in account_lines(typed.accounts)]}
+    else:
+        data["spec"] = {"query": typed.query, "platforms": list(typed.platforms)}
+    return data
+
+
+def account_lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+_PREFIX = re.compile(r"([a-z]+):(?!//)(.+)")
+_YT = re.compile(r"UC[A-Za-z0-9_-]{22}")
+
+
+def account_entry(line: str) -> dict[str, str]:
+    """`provider:handle`, or a handle whose shape names its platform."""
+    prefixed = _PREFIX.fullmatch(line)
+    if prefixed and prefixed.group(1) in PLATFORMS:
+        return {"provider": prefixed.group(1), "handle": prefixed.group(2).strip()}
+    return {"provider": infer_platform(line), "handle": line}
+
+
+def infer_platform(handle: str) -> str:
+    """`https://...` a feed; `UC...` a YouTube channel; `@user@host` Mastodon; else Bluesky."""
+    if handle.lower().startswith(("http://", "https://")):
+        return "rss"
+    if _YT.fullmatch(handle) or (
+        handle.startswith("@") and "@" not in handle[1:] and "." not in handle
+    ):
+        return "youtube"
+    if "@" in handle.lstrip("@"):
+        return "mastodon"
+    return "bluesky"
+
+
+def field_errors(errors: Mapping[str, str]) -> dict[str, str]:
+    """API field paths as the editor's fields (every account problem under "accounts")."""
+    out: dict[str, str] = {}
+    for path, message in errors.items():
+        found = re.match(r"spec\.accounts\[(\d+)\]", path)
+        if found:
+            line = _("Line %(n)s: %(m)s") % {"n": int(found.group(1)) + 1, "m": message}
+            out["accounts"] = f"{out['accounts']} {line}" if "accounts" in out else line
+            continue
+        name = {
+            "spec.query": "query",
+            "spec.platforms": "platforms",
+            "spec.connection_id": "connection_id",
+            "spec.kinds": "kinds",
+            "spec.accounts": "accounts",
+            "refresh_policy.interval_ms": "interval",
+            "refresh_policy": "interval",
+        }.get(path, path or "title")
+        out.setdefault(name, message)
+    return out
+
+
+# Hints as you type --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Hint:
+    platform: str
+    label: str
+    ok: bool
+    note: str  # "full text", "#acampada only", the reason it cannot
+
+
+def query_hints(query: str) -> list[Hint]:
+    """What each platform would make of `query` (Bluesky ✓ full text · Mastodon #tag only ...)."""
+    hints = []
+    for name, p in PLATFORMS.items():
+        adapted = adapt_query(name, query.strip() or "#news", ledger_enabled=True)
+        if isinstance(adapted, Unsupported):
+            hints.append(Hint(name, p.label, False, adapted.reason))
+        elif provider_for(name) is None or SourceKind.SEARCH not in services.provider_kinds(name):
+            hints.append(Hint(name, p.label, False, _("not available on this server yet")))
+        elif name in ("mastodon", "instagram"):
+            hints.append(Hint(name, p.label, True, _("#%(t)s only") % {"t": adapted}))
+        elif p.ledger is not None:
+            hints.append(Hint(name, p.label, True, _("uses its daily quota")))
+        else:
+            hints.append(Hint(name, p.label, True, _("full text")))
+    return hints
+
+
+@dataclass(frozen=True)
+class AccountRow:
+    line: str
+    platform: str
+    state: str  # ok | missing | invalid | unknown (could not ask now)
+    note: str
+
+
+async def check_accounts(workspace_id: int, text: str) -> list[AccountRow]:
+    """Each pasted line resolved through its provider (cached), at most MAX_ACCOUNTS."""
+    lines = account_lines(text)[:MAX_ACCOUNTS]
+    return list(await asyncio.gather(*(_check(workspace_id, line) for line in lines)))
+
+
+async def _check(workspace_id: int, line: str) -> AccountRow:
+    entry = account_entry(line)
+    name, handle = entry["provider"], entry["handle"]
+    label = PLATFORMS[name].label
+    canonical = canonical_handle(name, handle)
+    if isinstance(canonical, Unsupported):
+        return AccountRow(line, name, "invalid", canonical.reason)
+    if canonical is None:
+        return AccountRow(line, name, "invalid", _("not a %(p)s handle") % {"p": label})
+    provider = provider_for(name)
+    if provider is None or SourceKind.AUTHOR not in provider.kinds:
+        return AccountRow(
+            line, name, "unknown", _("%(p)s accounts cannot be followed here yet") % {"p": label}
+        )
+    credential = await services.workspace_credential(workspace_id, name)
+    try:
+        async with asyncio.timeout(RESOLVE_TIMEOUT_S):
+            actor = await resolver.resolve(provider, credential, canonical)
+    except (EgressError, TimeoutError):
+        return AccountRow(
+            line,
+            name,
+            "unknown",
+            _("could not ask %(p)s now; checked again when saved") % {"p": label},
+        )
+    if actor is None:
+        return AccountRow(line, name, "missing", _("not found on %(p)s") % {"p": label})
+    return AccountRow(line, name, "ok", actor.display_name or canonical)
+
+
+def effective_interval(typed: Typed) -> int:
+    """What the column will get: the clamped ask, raised to its platforms' budget floors."""
+    try:
+        column_type = ColumnType(typed.type)
+    except ValueError:
+        column_type = ColumnType.KEYWORD
+    asked = int(typed.interval) * 60_000 if typed.interval.strip().isdigit() else None
+    floors: list[int] = []
+    if column_type in (ColumnType.KEYWORD, ColumnType.SAVED_SEARCH):
+        floors = [
+            floor_ms(PLATFORMS[p], SourceKind.SEARCH) for p in typed.platforms if p in PLATFORMS
+        ]
+    elif column_type == ColumnType.ACCOUNT_LIST:
+        names: Sequence[str] = [
+            account_entry(line)["provider"] for line in account_lines(typed.accounts)
+        ]
+        floors = [floor_ms(PLATFORMS[p], SourceKind.AUTHOR) for p in names]
+    return max([clamp_interval(asked, column_type), *floors])

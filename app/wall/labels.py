@@ -1,0 +1,199 @@
+"""What the wall says about a column's state (seed 003 section 3.5) and its sources."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from app.core.i18n import _, ngettext
+from app.safe_content import http_url
+from app.streams.platforms import PLATFORMS
+from app.streams.types import AggregateState, ColumnType, ColumnView, SourceKind, SourceState
+from app.web.templating import local_time
+
+SOURCE_STATES = {
+    SourceState.PENDING: "Waiting for the first poll",
+    SourceState.READY: "Up to date",
+    SourceState.STALE: "Behind",
+    SourceState.ERROR: "Failing",
+    SourceState.UNSUPPORTED: "Not supported here",
+    SourceState.RATE_LIMITED: "Rate-limited",
+    SourceState.BUDGET_PAUSED: "Budget reached",
+    SourceState.DISABLED: "Account removed",
+}
+
+# Short marks for the header's platform icons (with the full name as their label).
+PLATFORM_MARKS = {
+    "bluesky": "Bs",
+    "mastodon": "M",
+    "youtube": "YT",
+    "x": "X",
+    "instagram": "IG",
+    "tiktok": "TT",
+    "rss": "RSS",
+}
+
+
+@dataclass(frozen=True)
+class Status:
+    """The header's dot and line, and what to do about it."""
+
+    tone: str  # ok | pending | warn | error | paused
+    text: str
+    details: tuple[str, ...] = ()  # one line per source that needs attention
+    action: tuple[str, str] | None = None  # (label, href)
+
+
+def platform_label(name: str) -> str:
+    p = PLATFORMS.get(name)
+    return p.label if p else name
+
+
+def platform_mark(name: str) -> str:
+    return PLATFORM_MARKS.get(name, name[:2].upper())
+
+
+def source_state_label(state: SourceState) -> str:
+    return _(SOURCE_STATES.get(state, state.value))
+
+
+def platforms_of(column: ColumnView) -> list[str]:
+    """The platforms a column reads, in catalogue order (its header's icons)."""
+    names = {s.provider for s in column.sources}
+    if column.type in (ColumnType.KEYWORD, ColumnType.SAVED_SEARCH):
+        names |= set(column.spec.get("platforms", []))
+    elif column.type == ColumnType.ACCOUNT_LIST:
+        names |= {a.get("provider", "") for a in column.spec.get("accounts", [])}
+    return [name for name in PLATFORMS if name in names]
+
+
+def _last_polled(column: ColumnView) -> datetime | None:
+    polled = [s.last_polled_at for s in column.sources if s.last_polled_at]
+    return max(polled) if polled else None
+
+
+def _source_name(column: ColumnView, provider: str, label: str) -> str:
+    return f"{platform_label(provider)} · {label}" if label else platform_label(provider)
+
+
+def status(column: ColumnView, time_zone: str) -> Status:
+    """The column's aggregate state, as seed 003 section 3.5 asks it to be shown."""
+    state = column.aggregate_state
+    at = _last_polled(column)
+    hhmm = local_time(at, time_zone, "%H:%M") if at else ""
+    failing = tuple(
+        f"{_source_name(column, s.provider, s.label)}: {s.last_error or source_state_label(s.state)}"
+        for s in column.sources
+        if s.state in (SourceState.ERROR, SourceState.DISABLED, SourceState.STALE)
+    )
+    if state == AggregateState.READY:
+        return Status("ok", _("Updated %(t)s") % {"t": hhmm} if hhmm else _("Up to date"))
+    if state == AggregateState.PENDING:
+        return Status("pending", _("Fetching the first posts…"))
+    if state == AggregateState.STALE:
+        return Status("warn", _("Updated %(t)s") % {"t": hhmm} if hhmm else _("Behind"), failing)
+    if state == AggregateState.ERROR:
+        text = (
+            _("Not updating: showing the last data from %(t)s") % {"t": hhmm}
+            if column.has_items and hhmm
+            else _("Not updating")
+        )
+        reconnect = any(s.state == SourceState.DISABLED for s in column.sources)
+        action = (_("Reconnect the account in Settings"), "/settings") if reconnect else None
+        return Status("error", text, failing, action)
+    if state == AggregateState.PARTIAL:
+        return Status("warn", _("Some sources are not updating"), failing + _paused_lines(column))
+    if state == AggregateState.PAUSED:
+        if column.refresh_policy.get("paused"):
+            return Status("paused", _("Paused: resume to fetch new posts"))
+        lines = _paused_lines(column)
+        return Status(
+            "paused", lines[0] if lines else _("Paused"), lines[1:], _budget_action(column)
+        )
+    return Status("ok", _("Nothing yet"), _empty_lines(column))
+
+
+def _paused_lines(column: ColumnView) -> tuple[str, ...]:
+    out = []
+    for s in column.sources:
+        until = local_time(s.next_poll_at, "UTC", "%H:%M UTC")
+        name = platform_label(s.provider)
+        if s.state == SourceState.RATE_LIMITED:
+            out.append(
+                _("%(p)s asked us to slow down: next try at %(t)s") % {"p": name, "t": until}
+            )
+        elif s.state == SourceState.BUDGET_PAUSED:
+            out.append(
+                _("%(p)s paused: budget reached until %(t)s — raise the cap in Settings")
+                % {"p": name, "t": until}
+            )
+    return tuple(out)
+
+
+def _budget_action(column: ColumnView) -> tuple[str, str] | None:
+    if any(s.state == SourceState.BUDGET_PAUSED for s in column.sources):
+        return (_("Raise the cap in Settings"), "/settings")
+    return None
+
+
+def _empty_lines(column: ColumnView) -> tuple[str, ...]:
+    """Per-platform copy for a healthy column that has never had an item."""
+    lines = []
+    for s in column.sources:
+        name = platform_label(s.provider)
+        if s.kind == SourceKind.SEARCH:
+            lines.append(_("No public posts match %(q)s on %(p)s yet.") % {"q": s.label, "p": name})
+        elif s.kind == SourceKind.AUTHOR:
+            lines.append(_("No posts from %(a)s on %(p)s yet.") % {"a": s.label, "p": name})
+        elif s.kind == SourceKind.MENTIONS:
+            lines.append(_("Nobody has mentioned you on %(p)s yet.") % {"p": name})
+        else:
+            lines.append(_("Your %(p)s home timeline is empty so far.") % {"p": name})
+    if not column.sources:
+        lines.append(
+            _("None of this column's platforms can be read here; edit it to choose others.")
+        )
+    return tuple(lines)
+
+
+def interval_label(ms: int) -> str:
+    minutes = round(ms / 60_000)
+    if minutes < 1:
+        return _("every %(s)d s") % {"s": ms // 1000}
+    return ngettext("every %(num)d minute", "every %(num)d minutes", minutes) % {"num": minutes}
+
+
+METRICS = (("replies", "↩"), ("reposts", "⟳"), ("likes", "♥"), ("quotes", "❝"), ("views", "▶"))
+
+
+def metrics_of(metrics: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(name, mark, compact number) of the metrics an item has."""
+    out = []
+    for name, mark in METRICS:
+        value = metrics.get(name)
+        if isinstance(value, int | float) and value > 0:
+            out.append((name, mark, compact(value)))
+    return out
+
+
+def compact(value: float) -> str:
+    if value >= 1_000_000:
+        return f"{value / 1_000_000:.1f}M".replace(".0M", "M")
+    if value >= 10_000:
+        return f"{value / 1000:.0f}k"
+    if value >= 1000:
+        return f"{value / 1000:.1f}k".replace(".0k", "k")
+    return str(int(value))
+
+
+TEMPLATE_HELPERS: dict[str, Any] = {
+    "column_status": status,
+    "platform_label": platform_label,
+    "platform_mark": platform_mark,
+    "platforms_of": platforms_of,
+    "source_state_label": source_state_label,
+    "interval_label": interval_label,
+    "metrics_of": metrics_of,
+    "http_url": http_url,
+}

@@ -1,0 +1,144 @@
+"""The wall's live view: rendered once per distinct view, fanned out (app.live.views).
+
+Every column's first page is a list of its own (`col-<id>-items`): a stored item
+goes out as one prepend into its column, a changed header (state, sources) as
+that header, a saved item's state as that item. The whole wall goes out only
+on (re)connect, or when the columns themselves change (added, removed, moved,
+widened, or a column's list appears or goes).
+
+Between notices the view keeps each column's page: a notice for one column
+re-reads that column only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request
+
+from app.accounts.roles import Permission
+from app.accounts.types import Viewer
+from app.imports.types import IMPORTS_TOPIC
+from app.live.hub import EVERYTHING
+from app.live.streams import audience_of
+from app.live.views import Keyed, LiveView
+from app.streams import queries as streams
+from app.streams.types import COLUMNS_TOPIC, ItemPage
+from app.wall import queries
+from app.wall.labels import TEMPLATE_HELPERS
+from app.wall.types import PAGE_SIZE, Wall, WallColumn, Width
+from app.web.templating import environment, render_block
+
+WALL = "wall/index.html"
+ITEM = "wall/_item.html"
+COLUMN_PREFIX = "streams.column:"
+ALL_COLUMNS = COLUMN_PREFIX + "*"  # app.live.hub: every column's topic
+
+
+def render_item(request: Request | None, **context: Any) -> str:
+    """One post (templates/wall/_item.html): a column's row or a search result."""
+    return environment().get_template(ITEM).render(request=request, **context)
+
+
+def row_id(column_id: int, item_id: int) -> str:
+    return f"i-{column_id}-{item_id}"
+
+
+def list_id(column_id: int) -> str:
+    return f"col-{column_id}-items"
+
+
+def head_id(column_id: int) -> str:
+    return f"col-{column_id}-head"
+
+
+async def load_wall(workspace_id: int, pages: dict[int, ItemPage] | None = None) -> Wall:
+    """The wall from PostgreSQL; columns whose page is in `pages` are not read again."""
+    pages = pages or {}
+    views = await streams.list_columns(workspace_id)
+    widths = await queries.widths(workspace_id)
+    columns = []
+    for view in views:
+        page = pages.get(view.id)
+        if page is None:
+            page = await streams.column_items(workspace_id, view.id, None, PAGE_SIZE)
+        columns.append(WallColumn(view, widths.get(view.id, Width.MEDIUM), page))
+    items = {item.id for c in columns for item in c.page.items}
+    return Wall(tuple(columns), await queries.saves(workspace_id, items))
+
+
+def wall_context(wall: Wall, viewer: Any) -> dict[str, Any]:
+    """What the wall's regions need (shared: `viewer` is an Audience there)."""
+    return {
+        "wall": wall,
+        "saves": wall.saves,
+        "viewer": viewer,
+        "can_manage": viewer.can(Permission.COLUMNS_MANAGE),
+        "can_save": viewer.can(Permission.ARTICLES_IMPORT),
+        "row_id": row_id,
+        "list_id": list_id,
+        "head_id": head_id,
+        **TEMPLATE_HELPERS,
+    }
+
+
+class WallView(LiveView):
+    def __init__(self, viewer: Viewer, workspace_id: int) -> None:
+        self.audience = audience_of(viewer)
+        self.workspace_id = workspace_id
+        self.topics = frozenset({COLUMNS_TOPIC, ALL_COLUMNS, IMPORTS_TOPIC})
+        self.key = ("wall", workspace_id, self.audience)
+        self._pages: dict[int, ItemPage] = {}
+
+    async def load(self, changed: set[str]) -> dict[str, Any]:
+        if EVERYTHING in changed or ALL_COLUMNS in changed:
+            self._pages.clear()
+        for topic in changed:
+            if topic.startswith(COLUMN_PREFIX) and topic[len(COLUMN_PREFIX) :].isdigit():
+                self._pages.pop(int(topic[len(COLUMN_PREFIX) :]), None)
+        wall = await load_wall(self.workspace_id, self._pages)
+        self._pages = {c.column.id: c.page for c in wall.columns}
+        return wall_context(wall, self.audience)
+
+    def render_state(self, model: dict[str, Any]) -> list[str]:
+        return [render_block(WALL, "columns", None, **model)]
+
+    def keyed(self, model: dict[str, Any]) -> Keyed:
+        wall: Wall = model["wall"]
+        rows: dict[str, object] = {}
+        list_of: dict[str, str] = {}
+        parts: dict[str, Any] = {}
+        for c in wall.columns:
+            for item in c.page.items:
+                rid = row_id(c.column.id, item.id)
+                rows[rid] = (item.metrics, wall.saves.get(item.id))
+                list_of[rid] = list_id(c.column.id)
+            parts[head_id(c.column.id)] = _head_fingerprint(c)
+        # A column's empty state is its header's: only "Load older" appearing or going
+        # (it carries the first page's cursor) and the columns themselves re-send the wall.
+        frame = tuple((c.column.id, c.width, bool(c.page.next_cursor)) for c in wall.columns)
+        return Keyed(list_id="wall-columns", rows=rows, frame=frame, parts=parts, list_of=list_of)
+
+    def render_row(self, model: dict[str, Any], row: str) -> str:
+        wall: Wall = model["wall"]
+        if row.startswith("col-"):
+            column_id = int(row.split("-")[1])
+            c = next(c for c in wall.columns if c.column.id == column_id)
+            return render_block(WALL, "column_head", None, **model, c=c)
+        _i, column_id_text, item_id_text = row.split("-")
+        c = next(c for c in wall.columns if c.column.id == int(column_id_text))
+        item = next(i for i in c.page.items if i.id == int(item_id_text))
+        return render_item(None, **model, c=c, item=item)
+
+
+def _head_fingerprint(c: WallColumn) -> object:
+    v = c.column
+    return (
+        v.title,
+        v.aggregate_state,
+        v.sources,
+        v.effective_interval_ms,
+        bool(v.refresh_policy.get("paused")),
+        v.position,
+        repr(v.spec),
+    )

@@ -1,0 +1,60 @@
+"""Reads of the wall page: widths, save states, search over stored items."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from app.core import db
+from app.streams import queries as streams
+from app.streams.types import ItemPage
+from app.wall.types import PAGE_SIZE, SaveState, Width
+
+
+async def widths(workspace_id: int) -> dict[int, Width]:
+    rows = await db.fetch(
+        "SELECT id, width FROM stream_columns WHERE workspace_id = $1 AND deleted_at IS NULL",
+        workspace_id,
+    )
+    return {r["id"]: Width(r["width"]) for r in rows}
+
+
+async def saves(workspace_id: int, item_ids: Iterable[int]) -> dict[int, SaveState]:
+    """The save state of each of these items that someone saved to the library."""
+    ids = sorted(set(item_ids))
+    if not ids:
+        return {}
+    rows = await db.fetch(
+        """
+        SELECT s.item_id, s.job_id, i.state, i.article_id, i.error
+        FROM feed_item_saves s JOIN import_items i ON i.job_id = s.job_id AND i.idx = 0
+        WHERE s.workspace_id = $1 AND s.item_id = ANY($2::bigint[])
+        """,
+        workspace_id, ids,
+    )  # fmt: skip
+    return {
+        r["item_id"]: SaveState(r["job_id"], r["state"], r["article_id"], r["error"]) for r in rows
+    }
+
+
+async def item_url(workspace_id: int, item_id: int) -> str | None:
+    """The item's link (None: no such item in this workspace)."""
+    return await db.fetchval(
+        "SELECT url FROM feed_items WHERE workspace_id = $1 AND id = $2", workspace_id, item_id
+    )
+
+
+async def search(workspace_id: int, q: str, cursor: str | None) -> ItemPage:
+    """Stored items whose plain text matches `q` (web-search syntax), newest first."""
+    at, key = streams.decode_cursor(cursor) if cursor else (None, None)
+    rows = await db.fetch(
+        f"""
+        SELECT {streams.ITEM_FIELDS}
+        FROM feed_items i LEFT JOIN stream_sources s ON s.id = i.source_id
+        WHERE i.workspace_id = $1
+          AND to_tsvector('simple', i.plain_text) @@ websearch_to_tsquery('simple', $2)
+          AND ($3::timestamptz IS NULL OR (i.created_at_remote, i.dedup_key) < ($3, $4))
+        ORDER BY i.created_at_remote DESC, i.dedup_key DESC LIMIT $5
+        """,
+        workspace_id, q, at, key, PAGE_SIZE + 1,
+    )  # fmt: skip
+    return streams.item_page(rows, PAGE_SIZE)

@@ -1,0 +1,278 @@
+// The wall's keyboard map, "N new" pills, relative times, drag reorder and pull to refresh.
+// Everything that talks to the server goes through Datastar attributes in the page (or the
+// page's own forms); this file only moves focus, counts and clicks those.
+
+const wall = () => document.getElementById("wall-columns");
+const columns = () => [...document.querySelectorAll(".wall .column")];
+const itemsOf = (column) => [...column.querySelectorAll(".items > .item")];
+const phone = () => window.matchMedia("(max-width: 639px)").matches;
+
+// Focus -------------------------------------------------------------------------------
+
+let current = { column: 0, item: -1 };
+
+function focusColumn(index, { scroll = true } = {}) {
+  const all = columns();
+  if (!all.length) return;
+  current.column = Math.max(0, Math.min(index, all.length - 1));
+  current.item = -1;
+  const column = all[current.column];
+  column.querySelector(".column-head h2")?.setAttribute("tabindex", "-1");
+  column.querySelector(".column-head h2")?.focus({ preventScroll: true });
+  if (scroll) column.scrollIntoView({ behavior: "smooth", inline: "start", block: "nearest" });
+  markChip(column);
+}
+
+function focusItem(step) {
+  const all = columns();
+  const column = all[current.column];
+  if (!column) return;
+  const items = itemsOf(column);
+  if (!items.length) return;
+  const at = items.indexOf(document.activeElement);
+  const next = at < 0 ? (step > 0 ? 0 : items.length - 1) : Math.max(0, Math.min(at + step, items.length - 1));
+  items[next].focus();
+  items[next].scrollIntoView({ block: "nearest" });
+}
+
+function currentItem() {
+  const active = document.activeElement;
+  return active?.classList.contains("item") ? active : null;
+}
+
+function syncFromFocus(event) {
+  const column = event.target.closest?.(".column");
+  if (column) current.column = columns().indexOf(column);
+}
+
+// Keys ----------------------------------------------------------------------------------
+
+function typing(target) {
+  return target.closest("input, textarea, select, [contenteditable], dialog, .editor");
+}
+
+function onKey(event) {
+  if (event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) return;
+  const key = event.key;
+  const column = columns()[current.column];
+  const item = currentItem();
+  const act = {
+    j: () => focusItem(1),
+    k: () => focusItem(-1),
+    ArrowDown: () => focusItem(1),
+    ArrowUp: () => focusItem(-1),
+    h: () => focusColumn(current.column - 1),
+    l: () => focusColumn(current.column + 1),
+    ArrowLeft: () => focusColumn(current.column - 1),
+    ArrowRight: () => focusColumn(current.column + 1),
+    c: () => document.getElementById("add-column")?.click(),
+    o: () => item?.querySelector("a.original")?.click(),
+    Enter: () => item?.querySelector("a.original")?.click(),
+    s: () => item?.querySelector("button.save")?.click(),
+    r: () => column?.querySelector("[data-refresh]")?.click(),
+    "/": () => document.getElementById("wall-search")?.focus(),
+    "?": () => document.getElementById("keymap")?.showModal(),
+  }[key];
+  if (act) {
+    event.preventDefault();
+    act();
+  } else if (/^[1-9]$/.test(key)) {
+    event.preventDefault();
+    focusColumn(Number(key) - 1);
+  }
+}
+
+// "N new": new rows wait above a reader who scrolled down -----------------------------------
+
+const unseen = new WeakMap();
+
+function pillOf(column) {
+  return column.querySelector(".new-pill");
+}
+
+function showPill(column) {
+  const pill = pillOf(column);
+  if (!pill) return;
+  const count = unseen.get(column) || 0;
+  pill.hidden = count === 0;
+  pill.textContent = count === 1 ? pill.dataset.one || "1 new" : (pill.dataset.many || "{n} new").replace("{n}", count);
+}
+
+function scrollerOf(column) {
+  return column.querySelector(".column-body");
+}
+
+function watchList(list) {
+  if (list.dataset.watched) return;
+  list.dataset.watched = "1";
+  new MutationObserver((records) => {
+    const column = list.closest(".column");
+    const fresh = records.flatMap((r) => [...r.addedNodes]).filter((n) => n.nodeType === 1 && n.classList.contains("item"));
+    if (!fresh.length || !column) return;
+    relativeTimes(list);
+    // Prepended rows are new posts; appended ones are an older page.
+    const items = itemsOf(column);
+    const top = fresh.filter((node) => items.indexOf(node) < fresh.length).length;
+    const scroller = scrollerOf(column);
+    if (top && scroller && scroller.scrollTop > 40) {
+      unseen.set(column, (unseen.get(column) || 0) + top);
+      showPill(column);
+    }
+  }).observe(list, { childList: true });
+}
+
+function watchScroll(column) {
+  const body = column.querySelector(".column-body");
+  if (!body || body.dataset.watched) return;
+  body.dataset.watched = "1";
+  body.addEventListener("scroll", () => {
+    if (body.scrollTop <= 40 && unseen.get(column)) {
+      unseen.set(column, 0);
+      showPill(column);
+    }
+  }, { passive: true });
+  pillOf(column)?.addEventListener("click", () => {
+    unseen.set(column, 0);
+    showPill(column);
+    scrollerOf(column)?.scrollTo({ top: 0, behavior: "smooth" });
+  });
+}
+
+// Relative times ("5 min"), the exact time stays in the title ------------------------------
+
+const format = new Intl.RelativeTimeFormat(document.documentElement.lang || undefined, { numeric: "auto", style: "short" });
+
+function relative(date) {
+  const seconds = (date.getTime() - Date.now()) / 1000;
+  const steps = [[60, "second"], [3600, "minute"], [86400, "hour"], [604800, "day"], [2629800, "week"], [31557600, "month"]];
+  let unit = "year";
+  let value = seconds / 31557600;
+  for (const [limit, name] of steps) {
+    if (Math.abs(seconds) < limit) {
+      const size = { second: 1, minute: 60, hour: 3600, day: 86400, week: 604800, month: 2629800 }[name];
+      unit = name;
+      value = seconds / size;
+      break;
+    }
+  }
+  return format.format(Math.round(value), unit);
+}
+
+function relativeTimes(root = document) {
+  for (const time of root.querySelectorAll("time.ago[datetime]")) {
+    const date = new Date(time.getAttribute("datetime"));
+    const text = Number.isNaN(date.getTime()) ? "" : relative(date);
+    if (text && time.textContent !== text) time.textContent = text;
+  }
+}
+
+// Drag to reorder (desktop) -------------------------------------------------------------------
+
+let dragged = null;
+
+function onDragStart(event) {
+  const head = event.target.closest?.(".column-head[draggable=true]");
+  if (!head) return;
+  dragged = head.closest(".column");
+  dragged.classList.add("dragging");
+  event.dataTransfer.effectAllowed = "move";
+  event.dataTransfer.setData("text/plain", dragged.dataset.column);
+}
+
+function onDragOver(event) {
+  if (!dragged) return;
+  const over = event.target.closest?.(".column");
+  if (!over || over === dragged) return;
+  event.preventDefault();
+  const box = over.getBoundingClientRect();
+  const after = event.clientX > box.left + box.width / 2;
+  over.parentNode.insertBefore(dragged, after ? over.nextSibling : over);
+}
+
+function onDragEnd() {
+  if (!dragged) return;
+  dragged.classList.remove("dragging");
+  dragged = null;
+  const form = document.getElementById("wall-actions");
+  const ids = columns().map((c) => c.dataset.column).join(",");
+  const body = new URLSearchParams(new FormData(form));
+  body.set("ordered_ids", ids);
+  fetch("/wall/columns/reorder", { method: "POST", body, headers: { "Datastar-Request": "true" } });
+}
+
+// Phone: the chip bar follows the column on screen; pull to refresh re-reads our database -----
+
+function markChip(column) {
+  for (const chip of document.querySelectorAll(".wall-chips .chip")) {
+    chip.toggleAttribute("aria-current", chip.dataset.chip === column?.dataset.column);
+  }
+}
+
+function onTrackScroll() {
+  const track = document.getElementById("wall-track");
+  if (!track || !phone()) return;
+  const index = Math.round(track.scrollLeft / Math.max(1, track.clientWidth));
+  const column = columns()[index];
+  if (column && current.column !== index) {
+    current.column = index;
+    markChip(column);
+  }
+}
+
+let pull = null;
+
+function onTouchStart(event) {
+  const column = event.target.closest?.(".column");
+  if (!phone() || !column || scrollerOf(column).scrollTop > 0) return;
+  pull = { column, y: event.touches[0].clientY, pulled: 0 };
+}
+
+function onTouchMove(event) {
+  if (!pull) return;
+  pull.pulled = event.touches[0].clientY - pull.y;
+  pull.column.classList.toggle("pulling", pull.pulled > 70);
+}
+
+function onTouchEnd() {
+  if (!pull) return;
+  if (pull.pulled > 70) pull.column.querySelector("[data-reload]")?.click();
+  pull.column.classList.remove("pulling");
+  pull = null;
+}
+
+// Wiring ------------------------------------------------------------------------------------
+
+function attach() {
+  for (const column of columns()) {
+    watchScroll(column);
+    const list = column.querySelector(".items");
+    if (list) watchList(list);
+  }
+  relativeTimes();
+}
+
+document.addEventListener("keydown", onKey);
+document.addEventListener("focusin", syncFromFocus);
+document.addEventListener("dragstart", onDragStart);
+document.addEventListener("dragover", onDragOver);
+document.addEventListener("dragend", onDragEnd);
+document.addEventListener("touchstart", onTouchStart, { passive: true });
+document.addEventListener("touchmove", onTouchMove, { passive: true });
+document.addEventListener("touchend", onTouchEnd);
+document.addEventListener("click", (event) => {
+  if (event.target.closest?.("#keymap-open")) document.getElementById("keymap")?.showModal();
+  const chip = event.target.closest?.(".wall-chips .chip");
+  if (chip) {
+    event.preventDefault();
+    const column = document.getElementById(`col-${chip.dataset.chip}`);
+    if (column) focusColumn(columns().indexOf(column));
+  }
+});
+document.addEventListener("scroll", onTrackScroll, { capture: true, passive: true });
+// The live stream replaces the wall on (re)connect: attach to the new columns each time.
+new MutationObserver((records) => {
+  const fresh = records.some((r) => [...r.addedNodes].some((n) => n.nodeType === 1 && (n.matches(".wall, .column, .items") || n.querySelector?.(".column"))));
+  if (fresh) attach();
+}).observe(document.getElementById("main") || document.body, { childList: true, subtree: true });
+setInterval(relativeTimes, 30_000);
+attach();

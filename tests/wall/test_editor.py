@@ -1,0 +1,139 @@
+"""The column editor: server-rendered, typed values kept with the message beside the field,
+live per-platform hints and account rows, the effective interval."""
+
+from __future__ import annotations
+
+from app.core import db
+from app.wall.editor import account_entry
+from tests.factories import post_form, sign_in
+from tests.wall.helpers import keyword_column
+
+DS = {"datastar-request": "true"}
+
+
+async def _editor(client, people):  # type: ignore[no-untyped-def]
+    person = await people.member("editor")
+    await sign_in(client, person.email)
+    return person
+
+
+async def test_plus_column_opens_the_drawer_with_the_types_fields(client, people, statuses):
+    await _editor(client, people)
+    drawer = await client.get("/wall/columns/new?type=keyword", headers=DS)
+    assert 'id="editor"' in drawer.text
+    assert 'name="query"' in drawer.text
+    assert "Bluesky" in drawer.text
+    assert "TikTok" in drawer.text
+    accounts = await client.get("/wall/columns/new?type=account_list", headers=DS)
+    assert 'name="accounts"' in accounts.text
+    assert 'name="query"' not in accounts.text
+    page = await client.get("/wall/columns/new?type=platform_feed")  # without JavaScript
+    assert page.status_code == 200
+    assert 'name="connection_id"' in page.text
+
+
+async def test_creating_a_keyword_column_from_the_form(client, people, statuses):
+    person = await _editor(client, people)
+    response = await post_form(
+        client,
+        "/wall/columns",
+        {"type": "keyword", "title": "Acampada", "query": "#acampada26", "platforms": "mastodon"},
+    )
+    assert response.status_code == 303
+    row = await db.fetchrow(
+        "SELECT type, title, spec FROM stream_columns WHERE workspace_id = $1", person.workspace_id
+    )
+    assert row["title"] == "Acampada"
+    assert "acampada26" in row["spec"]
+    assert "Acampada" in (await client.get("/wall")).text
+
+
+async def test_invalid_input_keeps_what_was_typed_with_the_message_beside_the_field(
+    client, people, statuses
+):
+    person = await _editor(client, people)
+    response = await post_form(
+        client,
+        "/wall/columns",
+        {"type": "keyword", "title": "", "query": "hello <b>there</b>", "platforms": "mastodon"},
+    )
+    assert response.status_code == 422
+    assert "Give the column a title." in response.text
+    assert 'value="hello &lt;b&gt;there&lt;/b&gt;"' in response.text  # kept as typed, escaped
+    assert 'aria-invalid="true" aria-describedby="err-title"' in response.text
+    assert (
+        await db.fetchval(
+            "SELECT count(*) FROM stream_columns WHERE workspace_id = $1", person.workspace_id
+        )
+        == 0
+    )
+    bad_accounts = await post_form(
+        client,
+        "/wall/columns",
+        {
+            "type": "account_list",
+            "title": "People",
+            "accounts": "alice.bsky.social\nnot a handle!!",
+        },
+    )
+    assert bad_accounts.status_code == 422
+    assert "Line 2:" in bad_accounts.text
+    assert "not a handle!!" in bad_accounts.text
+
+
+async def test_query_hints_say_what_each_platform_can_do(client, people, statuses):
+    await _editor(client, people)
+    words = (await client.get("/wall/editor/hints?query=climate", headers=DS)).text
+    assert "Mastodon ✗" in words
+    assert "#hashtag queries only" in words
+    assert "TikTok ✗" in words
+    tag = (await client.get("/wall/editor/hints?query=%23climate", headers=DS)).text
+    assert "Mastodon ✓" in tag
+    assert "#climate only" in tag
+
+
+async def test_account_rows_resolve_as_you_type(client, people, statuses):
+    await _editor(client, people)
+    rows = (
+        await client.get(
+            "/wall/editor/accounts", params={"accounts": "@nobody\nbad handle"}, headers=DS
+        )
+    ).text
+    assert 'id="account-rows"' in rows
+    assert rows.count("<li") == 2
+    assert "✗" in rows
+
+
+async def test_editing_keeps_the_type_and_shows_the_effective_interval(client, people, statuses):
+    person = await _editor(client, people)
+    column = await keyword_column(person.workspace_id)
+    drawer = (await client.get(f"/wall/columns/{column}/edit", headers=DS)).text
+    assert 'value="Floods"' in drawer
+    assert "Effective: every 2 minutes" in drawer
+    response = await post_form(
+        client,
+        f"/wall/columns/{column}",
+        {"type": "keyword", "title": "Renamed", "query": "#floods", "platforms": "mastodon",
+         "interval": "10", "paused": "on"},
+    )  # fmt: skip
+    assert response.status_code == 303
+    row = await db.fetchrow(
+        "SELECT title, refresh_policy FROM stream_columns WHERE id = $1", column
+    )
+    assert row["title"] == "Renamed"
+    assert '"paused": true' in row["refresh_policy"]
+    assert "600000" in row["refresh_policy"]
+
+
+def test_pasted_accounts_name_their_platform_by_shape():
+    assert account_entry("@bob@mastodon.social") == {
+        "provider": "mastodon",
+        "handle": "@bob@mastodon.social",
+    }
+    assert account_entry("alice.bsky.social")["provider"] == "bluesky"
+    assert account_entry("UC" + "x" * 22)["provider"] == "youtube"
+    assert account_entry("https://example.org/feed.xml")["provider"] == "rss"
+    assert account_entry("rss:@bob@mastodon.social") == {
+        "provider": "rss",
+        "handle": "@bob@mastodon.social",
+    }

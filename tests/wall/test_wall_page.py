@@ -1,0 +1,206 @@
+"""The wall page: columns side by side, their states as seed 003 section 3.5 words them,
+items rendered only through safe_content, saving to the library, widths, actions."""
+
+from __future__ import annotations
+
+import re
+
+from app.core import db
+from app.imports.types import ItemState
+from tests.factories import post_form, sign_in
+from tests.wall.helpers import add_item, keyword_column
+
+
+async def _signed_in(client, people, role: str = "editor"):  # type: ignore[no-untyped-def]
+    person = await people.member(role)
+    await sign_in(client, person.email)
+    return person
+
+
+async def test_signing_in_lands_on_the_wall(client, people):
+    person = await people.member("viewer")
+    await sign_in(client, person.email)
+    home = await client.get("/", follow_redirects=False)
+    assert home.headers["location"] == "/wall"
+    page = await client.get("/wall")
+    assert page.status_code == 200
+    assert "No columns yet." in page.text
+    assert 'data-init="@get(&#39;/wall/stream&#39;' in page.text
+
+
+async def test_columns_show_side_by_side_with_their_items(client, people, statuses):
+    person = await _signed_in(client, people)
+    ws = person.workspace_id
+    floods = await keyword_column(ws, "Floods")
+    fires = await keyword_column(ws, "Fires", "#fires")
+    await add_item(
+        ws,
+        floods,
+        1,
+        media=[{"kind": "image", "url": "https://social.example/media/1.png", "alt": "a river"}],
+        metrics={"likes": 1200, "reposts": 4, "replies": 2},
+    )
+    await add_item(ws, fires, 2, html="<p>Smoke over the hills</p>")
+    page = (await client.get("/wall")).text
+    assert page.index("Floods") < page.index("Fires")  # in their order
+    assert f'id="col-{floods}-items"' in page
+    assert f'id="col-{fires}-items"' in page
+    assert "Post 1 about the floods" in page
+    assert "Smoke over the hills" in page
+    assert "alice@social.example" in page
+    # Time: the exact time on hover, machine-readable for the relative label.
+    assert re.search(
+        r'<time class="ago" datetime="2026-11-30T12:01:00\+00:00" title="2026-11-30 12:01">', page
+    )
+    assert "♥ 1.2k" in page
+    assert "⟳ 4" in page
+    assert 'href="https://social.example/@alice/1"' in page  # the original
+    assert 'src="/media/' in page
+    assert "social.example/media/1.png" not in page
+    assert "Save to library" in page
+    assert 'class="pf pf-mastodon"' in page  # the header's platform icon
+
+
+async def test_third_party_markup_stays_inert(client, people):
+    person = await _signed_in(client, people)
+    column = await keyword_column(person.workspace_id)
+    await add_item(
+        person.workspace_id,
+        column,
+        1,
+        html='<p data-on:load="alert(1)" onclick="alert(2)">Hi <script>alert(3)</script>'
+        '<a href="javascript:alert(4)">x</a><img src=x onerror=alert(5)>'
+        "<svg><script>alert(6)</script></svg></p>",
+        url="javascript:alert(7)",
+    )
+    page = (await client.get("/wall")).text
+    body = page[page.index('id="wall-columns"') : page.index('id="editor"')]
+    assert "alert(" not in body
+    assert "<script" not in body
+    assert "data-ignore" in body  # Datastar evaluates nothing inside the content
+    assert "Original" not in body  # a javascript: link is no link
+
+
+async def test_states_are_worded_as_the_seed_asks(client, people, statuses):
+    person = await _signed_in(client, people)
+    ws = person.workspace_id
+    column = await keyword_column(ws)
+    page = (await client.get("/wall")).text
+    assert "Fetching the first posts…" in page  # pending
+    await db.fetch(
+        "UPDATE stream_sources SET state = 'ready', last_polled_at = now()"
+        " WHERE id IN (SELECT source_id FROM stream_column_sources WHERE column_id = $1)",
+        column,
+    )
+    page = (await client.get("/wall")).text
+    assert "No public posts match floods on Mastodon yet." in page  # empty, per platform
+    await add_item(ws, column, 1)
+    await db.fetch(
+        "UPDATE stream_sources SET state = 'error', last_error = 'social.example answered 502'"
+        " WHERE id IN (SELECT source_id FROM stream_column_sources WHERE column_id = $1)",
+        column,
+    )
+    page = (await client.get("/wall")).text
+    assert "Not updating: showing the last data from" in page
+    assert "social.example answered 502" in page
+    await db.fetch(
+        "UPDATE stream_sources SET state = 'budget_paused'"
+        " WHERE id IN (SELECT source_id FROM stream_column_sources WHERE column_id = $1)",
+        column,
+    )
+    page = (await client.get("/wall")).text
+    assert "budget reached until" in page
+    assert "Raise the cap in Settings" in page
+    await db.fetch(
+        "UPDATE stream_sources SET state = 'rate_limited'"
+        " WHERE id IN (SELECT source_id FROM stream_column_sources WHERE column_id = $1)",
+        column,
+    )
+    assert "asked us to slow down" in (await client.get("/wall")).text
+
+
+async def test_save_to_library_is_a_one_url_import_job_shown_on_the_item(client, people):
+    person = await _signed_in(client, people)
+    ws = person.workspace_id
+    column = await keyword_column(ws)
+    item = await add_item(ws, column, 1)
+    response = await post_form(client, f"/wall/items/{item}/save")
+    assert response.status_code == 303
+    job = await db.fetchrow("SELECT id, total, source FROM import_jobs WHERE workspace_id = $1", ws)
+    assert job["total"] == 1
+    assert job["source"] == "manual"
+    url = await db.fetchval("SELECT url FROM import_items WHERE job_id = $1", job["id"])
+    assert url == "https://social.example/@alice/1"
+    assert "Saving…" in (await client.get("/wall")).text
+    # Saving again follows the same job.
+    await post_form(client, f"/wall/items/{item}/save")
+    assert await db.fetchval("SELECT count(*) FROM import_jobs WHERE workspace_id = $1", ws) == 1
+    await db.fetch(
+        "UPDATE import_items SET state = $1 WHERE job_id = $2", ItemState.ERROR.value, job["id"]
+    )
+    page = (await client.get("/wall")).text
+    assert "Could not save:" in page
+    assert "Try again" in page
+
+
+async def test_viewers_see_no_save_or_column_actions(client, people):
+    editor = await people.member("editor")
+    viewer = await people.member("viewer", editor.workspace_id)
+    column = await keyword_column(editor.workspace_id)
+    item = await add_item(editor.workspace_id, column, 1)
+    await sign_in(client, viewer.email)
+    page = (await client.get("/wall")).text
+    assert "Save to library" not in page
+    assert "+ Column" not in page
+    assert (await post_form(client, f"/wall/items/{item}/save")).status_code == 403
+    assert (await post_form(client, f"/wall/columns/{column}/delete")).status_code == 403
+
+
+async def test_widths_are_remembered_and_bad_ones_refused(client, people):
+    person = await _signed_in(client, people)
+    column = await keyword_column(person.workspace_id)
+    assert (await post_form(client, f"/wall/columns/{column}/width/wide")).status_code == 303
+    assert f'class="column w-wide" id="col-{column}"' in (await client.get("/wall")).text
+    bad = await post_form(client, f"/wall/columns/{column}/width/huge")
+    assert bad.status_code == 422
+    assert "Choose narrow, medium or wide." in bad.text
+
+
+async def test_move_pause_refresh_and_remove_from_the_column_menu(client, people):
+    person = await _signed_in(client, people)
+    ws = person.workspace_id
+    first = await keyword_column(ws, "First")
+    second = await keyword_column(ws, "Second", "#second")
+    await post_form(client, f"/wall/columns/{second}/move/left")
+    page = (await client.get("/wall")).text
+    assert page.index(f'id="col-{second}"') < page.index(f'id="col-{first}"')
+    await post_form(client, "/wall/columns/reorder", {"ordered_ids": f"{first},{second}"})
+    page = (await client.get("/wall")).text
+    assert page.index(f'id="col-{first}"') < page.index(f'id="col-{second}"')
+    await post_form(client, f"/wall/columns/{first}/pause")
+    assert "Paused: resume to fetch new posts" in (await client.get("/wall")).text
+    assert (await post_form(client, f"/wall/columns/{first}/refresh")).status_code == 303
+    await post_form(client, f"/wall/columns/{first}/delete")
+    page = (await client.get("/wall")).text
+    assert f'id="col-{first}"' not in page
+    assert f'id="col-{second}"' in page
+
+
+async def test_load_older_pages_by_the_keyset_cursor(client, people):
+    person = await _signed_in(client, people)
+    ws = person.workspace_id
+    column = await keyword_column(ws)
+    for n in range(45):
+        await add_item(ws, column, n)
+    page = (await client.get("/wall")).text
+    assert "Post 44 about" in page
+    assert "Post 4 about" not in page
+    cursor = re.search(rf"/wall/columns/{column}/older\?cursor=([\w-]+)", page).group(1)
+    older = await client.get(
+        f"/wall/columns/{column}/older?cursor={cursor}", headers={"datastar-request": "true"}
+    )
+    assert "mode append" in older.text
+    assert "Post 4 about" in older.text
+    assert "Post 0 about" in older.text
+    assert "Post 5 about" not in older.text
+    assert "Load older" not in older.text  # nothing further
