@@ -49,6 +49,7 @@ class Typed:
     kinds: tuple[str, ...] = ("home",)
     query: str = ""
     platforms: tuple[str, ...] = SEARCH_PLATFORMS
+    instances: str = ""  # Mastodon instances to search, space- or comma-separated
     accounts: str = ""
     interval: str = ""
     paused: bool = False
@@ -62,6 +63,7 @@ class Typed:
             kinds=tuple(str(k) for k in form.getall("kinds", [])),
             query=str(form.get("query", "")),
             platforms=tuple(str(p) for p in form.getall("platforms", [])),
+            instances=str(form.get("instances", "")),
             accounts=str(form.get("accounts", "")),
             interval=str(form.get("interval", "")),
             paused=form.get("paused") in ("on", "1", "true"),
@@ -78,6 +80,7 @@ class Typed:
             kinds=tuple(v.spec.get("kinds", ("home",))),
             query=str(v.spec.get("query", "")),
             platforms=tuple(v.spec.get("platforms", ())),
+            instances=" ".join(v.spec.get("instances", ())),
             accounts=accounts,
             interval=str(interval // 60_000) if isinstance(interval, int) else "",
             paused=bool(v.refresh_policy.get("paused")),
@@ -100,6 +103,9 @@ def column_data(typed: Typed) -> dict[str, Any]:
         data["spec"] = {"accounts": [account_entry(line) for line in account_lines(typed.accounts)]}
     else:
         data["spec"] = {"query": typed.query, "platforms": list(typed.platforms)}
+        instances = typed.instances.replace(",", " ").split()
+        if instances:
+            data["spec"]["instances"] = instances
     return data
 
 
@@ -144,6 +150,7 @@ def field_errors(errors: Mapping[str, str]) -> dict[str, str]:
         name = {
             "spec.query": "query",
             "spec.platforms": "platforms",
+            "spec.instances": "instances",
             "spec.connection_id": "connection_id",
             "spec.kinds": "kinds",
             "spec.accounts": "accounts",

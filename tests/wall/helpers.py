@@ -18,7 +18,11 @@ BASE = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 async def keyword_column(ws: int, title: str = "Floods", query: str = "#floods") -> int:
     return await services.create_column(
         ws,
-        {"type": "keyword", "title": title, "spec": {"query": query, "platforms": ["mastodon"]}},
+        {
+            "type": "keyword",
+            "title": title,
+            "spec": {"query": query, "platforms": ["mastodon"], "instances": ["social.example"]},
+        },
         actor_user_id=None,
     )
 

@@ -37,7 +37,13 @@ async def test_creating_a_keyword_column_from_the_form(client, people, statuses)
     response = await post_form(
         client,
         "/wall/columns",
-        {"type": "keyword", "title": "Acampada", "query": "#acampada26", "platforms": "mastodon"},
+        {
+            "type": "keyword",
+            "title": "Acampada",
+            "query": "#acampada26",
+            "platforms": "mastodon",
+            "instances": "social.example",
+        },
     )
     assert response.status_code == 303
     row = await db.fetchrow(
@@ -114,7 +120,7 @@ async def test_editing_keeps_the_type_and_shows_the_effective_interval(client, p
         client,
         f"/wall/columns/{column}",
         {"type": "keyword", "title": "Renamed", "query": "#floods", "platforms": "mastodon",
-         "interval": "10", "paused": "on"},
+         "instances": "social.example", "interval": "10", "paused": "on"},
     )  # fmt: skip
     assert response.status_code == 303
     row = await db.fetchrow(
