@@ -93,7 +93,9 @@ async def test_states_are_worded_as_the_seed_asks(client, people, statuses):
         column,
     )
     page = (await client.get("/wall")).text
-    assert re.search(r"No public posts match [^<]*floods[^<]* on Mastodon yet\.", page)  # per platform
+    assert re.search(
+        r"No public posts match [^<]*floods[^<]* on Mastodon yet\.", page
+    )  # per platform
     await add_item(ws, column, 1)
     await db.fetch(
         "UPDATE stream_sources SET state = 'error', last_error = 'social.example answered 502'"
