@@ -273,6 +273,7 @@ document.addEventListener("scroll", onTrackScroll, { capture: true, passive: tru
 new MutationObserver((records) => {
   const fresh = records.some((r) => [...r.addedNodes].some((n) => n.nodeType === 1 && (n.matches(".wall, .column, .items") || n.querySelector?.(".column"))));
   if (fresh) attach();
+  else if (records.some((r) => r.addedNodes.length && r.target.closest?.(".wall"))) relativeTimes();
 }).observe(document.getElementById("main") || document.body, { childList: true, subtree: true });
 setInterval(relativeTimes, 30_000);
 attach();

@@ -1,0 +1,235 @@
+"""The wall in Chromium against the real server processes: items arriving live, the "N new"
+pill, the editor (create, edit, remove), reorder, keyboard, the phone layout with swipe,
+save to library and hostile content through real columns. Screenshots go to docs/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from playwright.async_api import Browser, Page, expect
+
+from app.core import db
+from e2e.conftest import PageWatch, Server, _watched_context, sign_in_page
+from tests.factories import PASSWORD
+from tests.safe_content.hostile_corpus import CASES
+from tests.wall.helpers import add_item, keyword_column
+
+SHOTS = Path(__file__).resolve().parents[1] / "docs" / "screenshots"
+
+
+async def _wall(page: Page, email: str) -> None:
+    async with page.expect_response(lambda r: "/wall/stream" in r.url):
+        await sign_in_page(page, email, PASSWORD)
+    await expect(page.locator("#live-status")).to_be_hidden()
+
+
+async def _column_ids(page: Page) -> list[str]:
+    return await page.eval_on_selector_all(".wall .column", "els => els.map(e => e.dataset.column)")
+
+
+async def test_items_arrive_live_and_wait_behind_a_pill_when_scrolled_down(page: Page, people):
+    person = await people.member("editor")
+    ws = person.workspace_id
+    column = await keyword_column(ws, "Floods")
+    for n in range(12):
+        await add_item(ws, column, n)
+    await _wall(page, person.email)
+    items = page.locator(f"#col-{column}-items > .item")
+    await expect(items).to_have_count(12)
+
+    await add_item(ws, column, 20, html="<p>Breaking: the river crests</p>")
+    await expect(items.first).to_contain_text("Breaking: the river crests")
+    await expect(items).to_have_count(13)
+
+    body = page.locator(f"#col-{column} .column-body")
+    await body.evaluate("el => el.scrollTo(0, 400)")
+    await page.wait_for_function(
+        "id => document.querySelector(`#col-${id} .column-body`).scrollTop > 40", arg=column
+    )
+    before = await body.evaluate("el => el.scrollTop")
+    await add_item(ws, column, 21, html="<p>Another update</p>")
+    pill = page.locator(f"#col-{column} .new-pill")
+    await expect(pill).to_be_visible()
+    await expect(pill).to_have_text("1 new post")
+    # The list did not move under the reader (the new row went in above it).
+    visible_first = await page.evaluate(
+        """id => { const b = document.querySelector(`#col-${id} .column-body`).getBoundingClientRect();
+        return [...document.querySelectorAll(`#col-${id}-items > .item`)]
+          .find(e => e.getBoundingClientRect().bottom > b.top + 60)?.id }""",
+        column,
+    )
+    assert visible_first
+    assert visible_first != (await items.first.get_attribute("id"))
+    await pill.click()
+    await expect(pill).to_be_hidden()
+    await page.wait_for_function(
+        "id => document.querySelector(`#col-${id} .column-body`).scrollTop < 5", arg=column
+    )
+    await page.screenshot(path=str(SHOTS / "wall-desktop.png"))
+
+
+async def test_create_edit_reorder_and_remove_columns(page: Page, people, watch: PageWatch):
+    person = await people.member("editor")
+    first = await keyword_column(person.workspace_id, "First")
+    await _wall(page, person.email)
+
+    await page.click("#add-column")
+    editor = page.locator("#editor")
+    await expect(editor).to_be_visible()
+    await editor.locator("input[name=title]").fill("Climate")
+    query = editor.locator("input[name=query]")
+    await query.fill("climate")
+    await expect(editor.locator("#query-hints")).to_contain_text("Mastodon ✗")
+    await query.fill("#climate")
+    await expect(editor.locator("#query-hints")).to_contain_text("#climate only")
+    # Invalid: no platform. The message sits beside the field; what was typed stays.
+    for box in await editor.locator("input[name=platforms]").all():
+        await box.uncheck()
+    await editor.locator("button[type=submit]").click()
+    await expect(editor.locator(".field.invalid")).to_contain_text("at least one platform")
+    await expect(editor.locator("input[name=title]")).to_have_value("Climate")
+    await editor.locator("input[name=platforms][value=mastodon]").check()
+    await editor.locator("input[name=instances]").fill("social.example")
+    await editor.locator("button[type=submit]").click()
+    await expect(editor).to_be_hidden()
+    climate = page.locator(".column", has_text="Climate")
+    await expect(climate).to_be_visible()
+    created = await climate.get_attribute("data-column")
+    assert await _column_ids(page) == [str(first), created]
+
+    # Reorder by dragging the header onto the first column.
+    await page.locator(f"#col-{created}-head").drag_to(
+        page.locator(f"#col-{first}-head"), target_position={"x": 5, "y": 10}
+    )
+    await expect(page.locator(".wall .column").first).to_have_attribute("data-column", created)
+    await page.reload()
+    await expect(page.locator(".wall .column").first).to_have_attribute("data-column", created)
+
+    # Edit from the column menu.
+    await page.locator(f"#col-{created}-head .column-menu summary").click()
+    await page.locator(f"#col-{created}-head").get_by_text("Edit").click()
+    await expect(editor).to_be_visible()
+    await editor.locator("input[name=title]").fill("Climate desk")
+    await editor.locator("button[type=submit]").click()
+    await expect(page.locator(f"#col-{created}-title")).to_have_text("Climate desk")
+
+    # Move right with the menu's button (the phone's and keyboard's reorder).
+    await page.locator(f"#col-{created}-head .column-menu summary").click()
+    await page.locator(f"#col-{created}-head").get_by_text("Move right").click()
+    await expect(page.locator(".wall .column").first).to_have_attribute("data-column", str(first))
+
+    # Remove asks first.
+    await page.locator(f"#col-{created}-head .column-menu summary").click()
+    await page.locator(f"#col-{created}-head").get_by_text("Remove").click()
+    await expect(page.locator(f"#col-{created}")).to_be_visible()  # the watch said no
+    assert any("Remove this column?" in d for d in watch.dialogs)
+    await page.evaluate("window.confirm = () => true")
+    await page.locator(f"#col-{created}-head").get_by_text("Remove").click()
+    await expect(page.locator(f"#col-{created}")).to_have_count(0)
+
+
+async def test_the_keyboard_walks_posts_and_columns(page: Page, people):
+    person = await people.member("editor")
+    ws = person.workspace_id
+    one = await keyword_column(ws, "One")
+    two = await keyword_column(ws, "Two", "#two")
+    for n in range(3):
+        await add_item(ws, one, n)
+    item = await add_item(ws, two, 10)
+    await _wall(page, person.email)
+    await page.keyboard.press("j")
+    await expect(page.locator(f"#col-{one}-items > .item").first).to_be_focused()
+    await page.keyboard.press("j")
+    await expect(page.locator(f"#col-{one}-items > .item").nth(1)).to_be_focused()
+    await page.keyboard.press("k")
+    await expect(page.locator(f"#col-{one}-items > .item").first).to_be_focused()
+    await page.keyboard.press("l")
+    await page.keyboard.press("j")
+    await expect(page.locator(f"#i-{two}-{item}")).to_be_focused()
+    outline = await page.locator(f"#i-{two}-{item}").evaluate(
+        "e => getComputedStyle(e).outlineStyle"
+    )
+    assert outline != "none"  # focus is visible
+    await page.keyboard.press("s")
+    await expect(page.locator(f"#i-{two}-{item} .saved-state")).to_be_visible()
+    await page.keyboard.press("1")
+    await page.keyboard.press("j")
+    await expect(page.locator(f"#col-{one}-items > .item").first).to_be_focused()
+    await page.keyboard.press("?")
+    await expect(page.locator("#keymap")).to_be_visible()
+    await page.keyboard.press("Escape")
+    await page.keyboard.press("/")
+    await expect(page.locator("#wall-search")).to_be_focused()
+    await page.evaluate("document.activeElement.blur()")
+    await page.keyboard.press("c")
+    await expect(page.locator("#editor")).to_be_visible()
+
+
+async def test_save_to_library_shows_its_state_on_the_item(page: Page, people):
+    person = await people.member("editor")
+    column = await keyword_column(person.workspace_id)
+    item = await add_item(person.workspace_id, column, 1)
+    await _wall(page, person.email)
+    await page.locator(f"#i-{column}-{item} button.save").click()
+    await expect(page.locator(f"#i-{column}-{item} .saved-state")).to_be_visible()
+    job = await db.fetchval("SELECT job_id FROM feed_item_saves WHERE item_id = $1", item)
+    assert job is not None
+
+
+async def test_hostile_posts_in_real_columns_stay_inert(page: Page, people, watch: PageWatch):
+    person = await people.member("editor")
+    column = await keyword_column(person.workspace_id)
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    for n, case in enumerate(CASES[:40]):
+        await add_item(person.workspace_id, column, n, html=case.html)
+    await _wall(page, person.email)
+    await add_item(person.workspace_id, column, 99, html=CASES[0].html + "<p>live one</p>")
+    await expect(page.locator(f"#col-{column}-items")).to_contain_text("live one")
+    assert watch.dialogs == []
+    assert await page.evaluate("window.__pwned === undefined")
+    foreign = [u for u in requests if not u.startswith(page.url.split("/wall")[0])]
+    assert foreign == [], foreign
+
+
+async def test_phone_one_column_per_screen_with_swipe_and_chips(
+    browser: Browser, server: Server, services: None, people, watch: PageWatch
+):
+    ctx = await _watched_context(
+        browser, server.url, watch,
+        viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True,
+    )  # fmt: skip
+    page = await ctx.new_page()
+    person = await people.member("editor")
+    ws = person.workspace_id
+    one = await keyword_column(ws, "One")
+    two = await keyword_column(ws, "Two", "#two")
+    await add_item(ws, one, 1)
+    await add_item(ws, two, 2)
+    await _wall(page, person.email)
+    first = page.locator(f"#col-{one}")
+    box = await first.bounding_box()
+    assert box is not None
+    assert box["width"] >= 0.9 * 390  # one column fills the screen
+    await expect(page.locator(f"#col-{two}")).not_to_be_in_viewport()
+    chips = page.locator(".wall-chips .chip")
+    await expect(chips).to_have_count(2)
+    # Swipe: the track scrolls one screen sideways and snaps to the next column.
+    await page.locator("#wall-track").evaluate("el => el.scrollBy({left: el.clientWidth})")
+    await expect(page.locator(f"#col-{two}")).to_be_in_viewport()
+    await expect(chips.nth(1)).to_have_attribute("aria-current", "")
+    await chips.first.click()
+    await expect(page.locator(f"#col-{one}")).to_be_in_viewport()
+    target = await page.locator(f"#col-{one} .column-menu summary").bounding_box()
+    assert target is not None
+    assert target["height"] >= 44
+    await page.screenshot(path=str(SHOTS / "wall-phone.png"))
+    # The editor is a bottom sheet.
+    await page.click("#add-column")
+    await expect(page.locator("#editor")).to_be_visible()
+    sheet = await page.locator("#editor").bounding_box()
+    assert sheet is not None
+    assert sheet["y"] + sheet["height"] >= 843
+    assert sheet["x"] == 0
+    await ctx.close()
+    assert watch.csp_violations() == []
