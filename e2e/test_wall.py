@@ -46,7 +46,6 @@ async def test_items_arrive_live_and_wait_behind_a_pill_when_scrolled_down(page:
     await page.wait_for_function(
         "id => document.querySelector(`#col-${id} .column-body`).scrollTop > 40", arg=column
     )
-    before = await body.evaluate("el => el.scrollTop")
     await add_item(ws, column, 21, html="<p>Another update</p>")
     pill = page.locator(f"#col-{column} .new-pill")
     await expect(pill).to_be_visible()
