@@ -77,7 +77,7 @@ async def test_create_edit_reorder_and_remove_columns(page: Page, people, watch:
     await expect(editor).to_be_visible()
     await editor.locator("input[name=title]").fill("Climate")
     query = editor.locator("input[name=query]")
-    await query.fill("climate")
+    await query.fill("climate change")
     await expect(editor.locator("#query-hints")).to_contain_text("Mastodon ✗")
     await query.fill("#climate")
     await expect(editor.locator("#query-hints")).to_contain_text("#climate only")

@@ -89,7 +89,7 @@ async def test_invalid_input_keeps_what_was_typed_with_the_message_beside_the_fi
 
 async def test_query_hints_say_what_each_platform_can_do(client, people, statuses):
     await _editor(client, people)
-    words = (await client.get("/wall/editor/hints?query=climate", headers=DS)).text
+    words = (await client.get("/wall/editor/hints?query=climate%20change", headers=DS)).text
     assert "Mastodon ✗" in words
     assert "#hashtag queries only" in words
     assert "TikTok ✗" in words
