@@ -1,8 +1,8 @@
 """A fake web on loopback: news pages, consent walls, paywalls, charsets, feeds and arXiv.
 
 One `FakeSite` serves everything extraction and the topic scrapers meet on
-the real web, in the real formats (page bodies under pages/, feeds/ and
-arxiv/). `{BASE}` in a body becomes the site's own address. Every request is
+the real web, in the real formats (page bodies under app/demo/pages/,
+feeds/ and arxiv/). `{BASE}` in a body becomes the site's own address. Every request is
 recorded with its arrival time, so tests can prove what was fetched, with
 which headers, and how far apart.
 
@@ -25,6 +25,7 @@ from urllib.parse import parse_qs, urlsplit
 from tests.egress.servers import Reply, Seen, Server
 
 HERE = Path(__file__).parent
+DEMO_PAGES = Path(__file__).parents[2] / "app" / "demo" / "pages"
 HTML = "text/html; charset=utf-8"
 
 # A minimal PDF: enough for anything that sniffs "%PDF-".
@@ -49,7 +50,9 @@ Route = Callable[[Seen], Reply]
 
 
 def _file(folder: str, name: str) -> str:
-    return (HERE / folder / name).read_text(encoding="utf-8")
+    # The web pages are shared with the offline demo's article site (app/demo/sites.py).
+    where = DEMO_PAGES if folder == "pages" else HERE / folder
+    return (where / name).read_text(encoding="utf-8")
 
 
 class FakeSite(Server):

@@ -27,6 +27,7 @@ from app.topics.feeds import (
     parse_feed,
 )
 from app.topics.schedule import BACKOFF_BASE, BACKOFF_CAP, next_run_delay, with_arxiv_budgets
+from tests.fakes.site import DEMO_PAGES
 from tests.fixtures import make_test_settings
 
 FAKES = Path(__file__).parents[1] / "fakes"
@@ -100,7 +101,7 @@ def test_when_the_full_text_is_fetched(body, summary_only, fetch):
 
 def test_an_html_page_is_not_a_feed():
     with pytest.raises(NotAFeed):
-        parse_feed((FAKES / "pages" / "article.html").read_bytes(), url=f"{BASE}/feed")
+        parse_feed((DEMO_PAGES / "article.html").read_bytes(), url=f"{BASE}/feed")
 
 
 def test_feed_bytes_that_name_a_local_file_are_never_opened(tmp_path):

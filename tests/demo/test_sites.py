@@ -1,0 +1,116 @@
+"""The demo article site, read by Newsdesk's real extraction and feed parser through egress."""
+
+from __future__ import annotations
+
+import html
+import struct
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from app.articles.extraction import ExtractionError, extract
+from app.articles.types import Warning
+from app.demo.content import ARTICLE_ORIGIN, ARTICLES, DemoWorld
+from app.demo.sites import WIRE_SECONDS, ArticleSite
+from app.egress import Egress, use_egress
+from app.safe_content import render_html
+from app.topics.feeds import parse_feed
+from tests.egress.conftest import MakeEgress
+
+START = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = START + timedelta(minutes=5)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+async def courier(clock: Clock) -> AsyncIterator[ArticleSite]:
+    async with ArticleSite(DemoWorld(7, START, clock=clock)) as site:
+        yield site
+
+
+@pytest.fixture
+def reach(courier: ArticleSite, make_egress: MakeEgress) -> Iterator[Egress]:
+    client = make_egress(egress_divert=[f"{ARTICLE_ORIGIN}={courier.base}"])
+    use_egress(client)
+    yield client
+    use_egress(None)
+
+
+@pytest.mark.parametrize("lang", ["en", "de", "ja", "ar", "uk"])
+async def test_articles_posts_link_to_are_read_as_articles(reach: Egress, lang: str) -> None:
+    article = next(a for a in ARTICLES if a.lang == lang)
+    extracted = await extract(article.url)
+    assert extracted.title == article.title
+    assert extracted.language == lang
+    assert extracted.lead_image == f"{ARTICLE_ORIGIN}/media/{article.image}"
+    assert extracted.warnings == ()
+    assert html.escape(article.summary, quote=False) in render_html(extracted.content)
+    assert extracted.word_count > 60 or lang == "ja"  # Japanese has no spaces to count
+
+
+async def test_the_news_feed_parses_keeps_growing_and_answers_304(
+    reach: Egress, courier: ArticleSite, clock: Clock
+) -> None:
+    url = f"{ARTICLE_ORIGIN}/feeds/news.rss"
+    first = await reach.fetch(url)
+    feed = parse_feed(first.content, url=url, content_type=first.headers["content-type"])
+    assert len(feed.entries) == 30
+    assert all(entry.link.startswith(f"{ARTICLE_ORIGIN}/news/w") for entry in feed.entries)
+    unchanged = await reach.fetch(
+        url, headers={"If-None-Match": first.headers["etag"]}, accept_statuses=frozenset({304})
+    )
+    assert unchanged.status == 304
+    clock.now += timedelta(seconds=WIRE_SECONDS * 2)
+    later = await reach.fetch(url, headers={"If-None-Match": first.headers["etag"]})
+    newer = parse_feed(later.content, url=url).entries
+    assert [e.link for e in newer[2:5]] == [e.link for e in feed.entries[:3]]
+    readable = await extract(newer[0].link)  # the newest wire article is a page too
+    assert readable.title == newer[0].title
+
+
+async def test_atom_topic_and_language_feeds(reach: Egress) -> None:
+    atom = await reach.fetch(f"{ARTICLE_ORIGIN}/feeds/news.atom")
+    assert parse_feed(atom.content, url=atom.url).entries
+    climate = await reach.fetch(f"{ARTICLE_ORIGIN}/feeds/climate.rss")
+    entries = parse_feed(climate.content, url=climate.url).entries
+    assert entries
+    assert all("-climate-" in e.link for e in entries)
+    german = await reach.fetch(f"{ARTICLE_ORIGIN}/feeds/de.rss")
+    german_entries = parse_feed(german.content, url=german.url).entries
+    assert german_entries
+    assert all("-de-" in e.link for e in german_entries)
+
+
+async def test_walls_and_missing_pages_are_what_the_real_web_serves(reach: Egress) -> None:
+    consent = await extract(f"{ARTICLE_ORIGIN}/consent/didomi-de")
+    assert Warning.CONSENT_WALL in consent.warnings
+    paywalled = await extract(f"{ARTICLE_ORIGIN}/paywall/port-electric")
+    assert Warning.PAYWALL in paywalled.warnings
+    with pytest.raises(ExtractionError):
+        await extract(f"{ARTICLE_ORIGIN}/news/no-such-story")
+
+
+async def test_the_hostile_page_ends_inert(reach: Egress) -> None:
+    extracted = await extract(f"{ARTICLE_ORIGIN}/hostile")
+    rendered = render_html(extracted.content)
+    for bad in ("<script", "onerror", "javascript:", "<iframe", "<style", "<svg"):
+        assert bad not in rendered
+
+
+async def test_media_are_real_pngs_of_their_size(reach: Egress) -> None:
+    fetched = await reach.fetch(f"{ARTICLE_ORIGIN}/media/flood.png")
+    assert fetched.media_type == "image/png"
+    assert fetched.content[:8] == b"\x89PNG\r\n\x1a\n"
+    assert struct.unpack(">II", fetched.content[16:24]) == (1200, 800)
