@@ -1,8 +1,9 @@
 # The workflow. `make run` and `make test` set up everything they need.
-.PHONY: run test lint format types bench messages clean help
+.PHONY: run demo test lint format types bench messages clean help
 
 help:
 	@echo "make run     - run Newsdesk (web + worker) on http://127.0.0.1:8000"
+	@echo "make demo    - run Newsdesk with a live demo newsroom, offline (no accounts needed)"
 	@echo "make test    - lint, type-check and run the whole test suite"
 	@echo "make lint    - ruff check and format check"
 	@echo "make format  - ruff format and fix"
@@ -13,6 +14,9 @@ help:
 
 run:
 	@scripts/run.sh
+
+demo:
+	@scripts/demo.sh
 
 test:
 	@scripts/test.sh

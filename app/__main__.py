@@ -215,6 +215,16 @@ def cmd_create_workspace(settings: Settings, args: argparse.Namespace) -> None:
     print(f"newsdesk: created workspace {workspace_id}")
 
 
+def cmd_demo(settings: Settings, args: argparse.Namespace) -> None:
+    from app.demo.runner import DemoRefused, run_demo, server_settings
+
+    asyncio.run(check_services(server_settings(settings)))  # its database comes later
+    try:
+        run_demo(settings, port_base=args.port_base, seed_value=args.seed)
+    except DemoRefused as refused:
+        _fail(str(refused))
+
+
 def cmd_check(settings: Settings, args: argparse.Namespace) -> None:
     asyncio.run(check_services(settings))
     print("newsdesk: settings are valid; PostgreSQL and Redis answer")
@@ -263,6 +273,14 @@ def parser() -> argparse.ArgumentParser:
     ws.add_argument("--name", required=True)
     ws.add_argument("--owner", required=True, help="the owner's email")
     ws.set_defaults(run=cmd_create_workspace)
+    demo = sub.add_parser(
+        "demo", help="run the offline demo (make demo): a fresh demo workspace, web and worker"
+    )
+    demo.add_argument(
+        "--port-base", type=int, default=8700, help="demo servers listen on this port and up"
+    )
+    demo.add_argument("--seed", type=int, default=7, help="another seed, another made-up world")
+    demo.set_defaults(run=cmd_demo)
     return p
 
 

@@ -24,6 +24,7 @@ from playwright.async_api import Browser, BrowserContext, ConsoleMessage, Page, 
 
 from app.core import config
 from app.core.config import Settings
+from app.demo.world import SERVICES, RunningWorld, divert_entries, start_world_thread
 from tests.fakes.site import FakeSite, SiteThread
 from tests.fixtures import (
     BASE_DATABASE_URL,
@@ -57,6 +58,9 @@ PORT = free_port()
 # The fake web (tests/fakes) a test may start on this port; the server
 # processes may reach it, and nothing else on loopback (EGRESS_ALLOW).
 FAKE_SITE_PORT = free_port()
+# The offline demo's servers (app/demo), on ports chosen now: the server processes
+# send the real platforms' origins to them (EGRESS_DIVERT). Start them with `demo_world`.
+DEMO_PORTS = {service.name: free_port() for service in SERVICES}
 
 
 @pytest.fixture(scope="session")
@@ -70,6 +74,7 @@ def settings() -> Settings:
         base_url=f"http://127.0.0.1:{PORT}",
         port=PORT,
         egress_allow=[f"127.0.0.1:{FAKE_SITE_PORT}"],
+        egress_divert=divert_entries(DEMO_PORTS),
     )
     config.activate(settings)
     return settings
@@ -84,6 +89,7 @@ def _env(settings: Settings, **extra: str) -> dict[str, str]:
         "BASE_URL": settings.base_url,
         "PORT": str(settings.port),
         "EGRESS_ALLOW": ",".join(settings.egress_allow),
+        "EGRESS_DIVERT": ",".join(settings.egress_divert),
         "REDIS_PREFIX": settings.redis_prefix,
         "PASSWORD_HASHING": settings.password_hashing,
         "LOGIN_ATTEMPTS_PER_15MIN": "50",
@@ -238,6 +244,14 @@ def fake_site() -> Iterator[FakeSite]:
     thread = SiteThread(FAKE_SITE_PORT)
     site = thread.start()
     yield site
+    thread.stop()
+
+
+@pytest.fixture(scope="session")
+def demo_world() -> Iterator[RunningWorld]:
+    """The demo servers (the world on the real clock) where the server processes reach them."""
+    running, thread = start_world_thread(ports=DEMO_PORTS)
+    yield running
     thread.stop()
 
 

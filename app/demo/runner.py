@@ -1,0 +1,142 @@
+"""`python -m app demo`: a fresh demo database, the demo servers, web and worker.
+
+The demo owns its database: it is dropped and created again on every start
+(the world's post ids restart with its clock), so the command refuses a
+DATABASE_URL whose database name does not end in `_demo` - it will never
+empty a real newsroom. `make demo` (scripts/demo.sh) points it at
+`newsdesk_demo` on the private services of `make run`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+from app.core.config import Settings
+from app.demo.content import DemoWorld
+from app.demo.world import PORT_BASE, DemoLogin, RunningWorld, seed, start_world_thread
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class DemoRefused(Exception):
+    pass
+
+
+def database_name(url: str) -> str:
+    return urlsplit(url).path.lstrip("/")
+
+
+def check_demo_database(settings: Settings) -> None:
+    name = database_name(settings.database_url)
+    if not name.endswith("_demo"):
+        raise DemoRefused(
+            f"the demo empties its database on every start, and {name!r} does not end in "
+            "_demo; run `make demo`, or point DATABASE_URL at a database named like newsdesk_demo"
+        )
+
+
+def server_settings(settings: Settings) -> Settings:
+    """The settings, pointed at the PostgreSQL server's `postgres` database (always there)."""
+    parts = urlsplit(settings.migration_url)
+    return settings.model_copy(
+        update={"database_url": urlunsplit(parts._replace(path="/postgres"))}
+    )
+
+
+async def reset_database(settings: Settings) -> None:
+    """Drop and create the demo database, migrate it, and forget the demo's Redis keys."""
+    import asyncpg
+    from redis.asyncio import Redis
+
+    from app.core import db
+
+    parts = urlsplit(settings.migration_url)
+    name = database_name(settings.database_url).replace('"', "")
+    conn = await asyncpg.connect(urlunsplit(parts._replace(path="/postgres")), timeout=5)
+    try:
+        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await conn.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await conn.close()
+    await db.migrate_database(settings)
+    redis = Redis.from_url(settings.redis_url)
+    try:
+        async for key in redis.scan_iter(match=f"{settings.redis_prefix}:*", count=1000):
+            await redis.delete(key)
+    finally:
+        await redis.aclose()
+
+
+async def seed_workspace(settings: Settings) -> DemoLogin:
+    """Seed with the process's egress diverted too: account columns resolve handles now."""
+    from app.core import db, redis
+    from app.egress import close_egress, open_egress
+
+    await db.connect(settings, pool_max=2)
+    await redis.connect_redis(settings)
+    open_egress(settings)
+    try:
+        return await seed()
+    finally:
+        await close_egress()
+        await redis.disconnect_redis()
+        await db.disconnect()
+
+
+def banner(settings: Settings, login: DemoLogin, running: RunningWorld) -> str:
+    lines = [
+        "=" * 68,
+        "Newsdesk demo: a newsroom fed by made-up platforms on this machine.",
+        f"  Open      {settings.base_url}",
+        f"  Email     {login.email}",
+        f"  Password  {login.password}",
+        f"  Columns   {', '.join(login.columns) or '(none)'}",
+    ]
+    if login.left_out:
+        lines.append(f"  Not yet   {', '.join(login.left_out)} (no provider for them yet)")
+    lines.append("  Demo servers:")
+    lines += [f"    {entry.replace('=', '  ->  ')}" for entry in running.divert]
+    lines += [
+        "New posts arrive every few seconds; columns poll every minute or two.",
+        "Ctrl-C stops everything.",
+        "=" * 68,
+    ]
+    return "\n".join(lines)
+
+
+def run_demo(settings: Settings, *, port_base: int = PORT_BASE, seed_value: int = 7) -> None:
+    check_demo_database(settings)
+    running, thread = start_world_thread(DemoWorld(seed=seed_value), port_base=port_base)
+    try:
+        diverted = settings.model_copy(update={"egress_divert": running.divert})
+        asyncio.run(reset_database(diverted))
+        login = asyncio.run(seed_workspace(diverted))
+        print(banner(settings, login, running), flush=True)
+        _supervise({"EGRESS_DIVERT": ",".join(running.divert)})
+    finally:
+        thread.stop()
+
+
+def _supervise(extra_env: dict[str, str]) -> None:
+    """Web and worker under scripts/supervise.sh until Ctrl-C (which reaches all of us)."""
+    python = sys.executable
+    child = subprocess.Popen(  # noqa: S603 - our own script, fixed arguments
+        [
+            str(ROOT / "scripts" / "supervise.sh"),
+            f"web={python} -m app serve",
+            f"worker={python} -m app worker",
+        ],
+        cwd=ROOT,
+        env={**os.environ, **extra_env},
+    )
+    try:
+        child.wait()
+    except KeyboardInterrupt:
+        child.send_signal(signal.SIGINT)  # it may not share our terminal's process group
+        child.wait()

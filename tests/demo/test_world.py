@@ -1,0 +1,140 @@
+"""The demo world in-process: seeded like `make demo`, polled by the real scheduler.
+
+The servers run on this loop, the process's Egress diverts the real origins
+to them (as `make demo` does with EGRESS_DIVERT), and `polling.run_due` - the
+worker's cron path - fills the columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from app.accounts import services as accounts
+from app.core import db
+from app.demo.content import ARTICLE_ORIGIN, DemoWorld
+from app.demo.runner import DemoRefused, check_demo_database
+from app.demo.sites import WIRE_SECONDS
+from app.demo.world import COLUMNS, RunningWorld, seed, serve_world
+from app.egress import use_egress
+from app.streams import polling
+from app.streams.providers import provider_for
+from app.streams.types import SourceKind
+from tests.egress.conftest import MakeEgress
+from tests.fixtures import make_test_settings
+
+START = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=5)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = START + timedelta(minutes=5)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+async def demo(
+    services: None, make_egress: MakeEgress, clock: Clock
+) -> AsyncIterator[RunningWorld]:
+    async with serve_world(DemoWorld(7, START, clock=clock)) as running:
+        use_egress(make_egress(egress_divert=running.divert))
+        yield running
+        use_egress(None)
+
+
+async def _due_now() -> None:
+    await db.fetch("UPDATE stream_sources SET next_poll_at = now(), lease_until = NULL")
+
+
+async def _items(column_id: int) -> list[dict[str, str]]:
+    rows = await db.fetch(
+        "SELECT i.provider, i.url, i.plain_text FROM feed_item_columns f"
+        " JOIN feed_items i ON i.id = f.item_id WHERE f.column_id = $1"
+        " ORDER BY f.created_at_remote DESC",
+        column_id,
+    )
+    return [dict(row) for row in rows]
+
+
+def _searchable() -> list[str]:
+    names = COLUMNS[0]["spec"]["platforms"]
+    return [n for n in names if (p := provider_for(n)) and SourceKind.SEARCH in p.kinds]
+
+
+async def test_seed_makes_a_workspace_a_person_can_sign_in_to(demo: RunningWorld) -> None:
+    login = await seed()
+    session = await accounts.sign_in(
+        login.email, login.password, ip="127.0.0.1", user_agent="demo test"
+    )
+    assert session.token
+    assert "The Riverside Courier" in login.columns
+    assert "Reporters" in login.columns  # at least its RSS feed
+    for title in login.left_out:  # left out only for want of a provider
+        column = next(c for c in COLUMNS if c["title"] == title)
+        assert column["type"] != "account_list" or not any(
+            a["provider"] == "rss" for a in column["spec"]["accounts"]
+        )
+    keys = await db.fetchval(
+        "SELECT count(*) FROM stream_credentials WHERE workspace_id = $1", login.workspace_id
+    )
+    connections = await db.fetchval(
+        "SELECT count(*) FROM stream_connections WHERE workspace_id = $1", login.workspace_id
+    )
+    assert (keys, connections) == (1, 2)
+
+
+async def test_the_rss_column_fills_through_the_scheduler_and_keeps_flowing(
+    demo: RunningWorld, clock: Clock
+) -> None:
+    login = await seed()
+    column = login.columns["The Riverside Courier"]
+    assert await polling.run_due(seconds=20, jitter=0) >= 1
+    first = await _items(column)
+    assert len(first) == 30
+    assert all(item["url"].startswith(f"{ARTICLE_ORIGIN}/news/") for item in first)
+
+    clock.now += timedelta(seconds=WIRE_SECONDS * 3)  # the wire publishes three more
+    await _due_now()
+    await polling.run_due(seconds=20, jitter=0)
+    later = await _items(column)
+    assert len(later) == 33
+    assert later[3:] == first
+    hits = demo.servers["courier"].hits_of("/feeds/news.rss")
+    assert hits[0].headers["host"] == "courier.example"
+
+
+async def test_the_climate_keyword_column_merges_every_platform(
+    demo: RunningWorld, clock: Clock
+) -> None:
+    platforms = _searchable()
+    if not platforms:
+        pytest.skip("no search provider is registered yet (bluesky, mastodon, youtube)")
+    login = await seed()
+    column = login.columns["Climate, everywhere"]
+    await polling.run_due(seconds=30, jitter=0)
+    items = await _items(column)
+    assert {item["provider"] for item in items} == set(platforms)
+    assert all("climate" in item["plain_text"].lower() for item in items)
+
+    clock.now += timedelta(minutes=3)  # the world goes on posting
+    await _due_now()
+    await polling.run_due(seconds=30, jitter=0)
+    assert len(await _items(column)) > len(items)
+
+
+def test_the_demo_refuses_a_database_it_would_empty() -> None:
+    with pytest.raises(DemoRefused, match="_demo"):
+        check_demo_database(make_test_settings())
+    demo_db = make_test_settings(
+        database_url="postgresql://newsdesk_app@127.0.0.1:5432/newsdesk_demo"
+    )
+    check_demo_database(demo_db)
