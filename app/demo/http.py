@@ -26,7 +26,7 @@ import re
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -165,16 +165,8 @@ class DemoServer:
             if route.method == request.method or (
                 route.method == "GET" and request.method == "HEAD"
             ):
-                routed = DemoRequest(
-                    request.method,
-                    request.path,
-                    request.query,
-                    request.headers,
-                    request.body,
-                    {k: v for k, v in found.groupdict().items() if v is not None},
-                    request.at,
-                )
-                return await _call(route.handler, routed)
+                params = {k: v for k, v in found.groupdict().items() if v is not None}
+                return await _call(route.handler, replace(request, params=params))
             allowed.append(route.method)
         if allowed:
             return DemoResponse(405, {"Allow": ", ".join(sorted(set(allowed)))}, "")

@@ -12,6 +12,7 @@ providers land. `python -m app demo` (`make demo`) puts it all together.
 from __future__ import annotations
 
 import contextlib
+import secrets
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -211,7 +212,6 @@ async def seed(password: str = "") -> DemoLogin:
 
     The password is a fresh random one unless given (it is printed, like `bootstrap`'s).
     """
-    import secrets
 
     from app.accounts import services as accounts
     from app.streams import services as streams
