@@ -19,6 +19,8 @@ from typing import Any
 
 from app.demo.content import ARTICLE_ORIGIN, DemoWorld
 from app.demo.http import DemoServer, DemoThread
+from app.demo.mastodon import DEMO_TOKEN as MASTODON_TOKEN
+from app.demo.mastodon import MastodonDemo
 from app.demo.sites import ArticleSite
 
 PORT_BASE = 8700  # make demo's servers listen on 8700, 8701, ...
@@ -32,9 +34,18 @@ class DemoService:
     make: Callable[[DemoWorld], DemoServer]
 
 
-# Every demo server, one line each. A provider adds its server here, e.g.
-#   DemoService("bluesky", ("https://public.api.bsky.app", "https://bsky.social"), 1, BlueskyDemo),
-SERVICES: tuple[DemoService, ...] = (DemoService("courier", (ARTICLE_ORIGIN,), 0, ArticleSite),)
+def _mastodon(host: str) -> Callable[[DemoWorld], DemoServer]:
+    return lambda world: MastodonDemo(world, host)
+
+
+# Every demo server, one line each; `make` takes the world. Offsets taken: 0 courier,
+# 1 bluesky, 2-4 the Mastodon instances, 5 youtube (www.youtube.com and www.googleapis.com).
+SERVICES: tuple[DemoService, ...] = (
+    DemoService("courier", (ARTICLE_ORIGIN,), 0, ArticleSite),
+    DemoService("mastodon.social", ("https://mastodon.social",), 2, _mastodon("mastodon.social")),
+    DemoService("chaos.social", ("https://chaos.social",), 3, _mastodon("chaos.social")),
+    DemoService("fosstodon.org", ("https://fosstodon.org",), 4, _mastodon("fosstodon.org")),
+)
 
 
 @dataclass
@@ -129,7 +140,7 @@ class DemoConnection:
 # secrets are made up: the demo servers accept them, no real platform would.
 CONNECTIONS = (
     DemoConnection("bluesky", "maya.okafor.bsky.social", secret="demo-app-password"),  # noqa: S106
-    DemoConnection("mastodon", "maya@mastodon.social", "mastodon.social", "demo-access-token"),
+    DemoConnection("mastodon", "maya@mastodon.social", "mastodon.social", MASTODON_TOKEN),
 )
 # Workspace keys (sealed in the vault like real ones).
 CREDENTIALS = (("youtube", "demo-youtube-api-key"),)
@@ -138,7 +149,11 @@ COLUMNS: tuple[dict[str, Any], ...] = (
     {
         "type": "keyword",
         "title": "Climate, everywhere",
-        "spec": {"query": "#climate", "platforms": ["bluesky", "mastodon", "youtube"]},
+        "spec": {
+            "query": "#climate",
+            "platforms": ["bluesky", "mastodon", "youtube"],
+            "instances": ["mastodon.social", "chaos.social"],
+        },
     },
     {
         "type": "account_list",

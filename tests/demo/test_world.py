@@ -124,6 +124,11 @@ async def test_the_climate_keyword_column_merges_every_platform(
     items = await _items(column)
     assert {item["provider"] for item in items} == set(platforms)
     assert all("climate" in item["plain_text"].lower() for item in items)
+    urls = [item["url"] for item in items]
+    assert len(urls) == len(set(urls))  # a post seen on several instances is one item
+    if "mastodon" in platforms:  # hashtag timelines are per instance: both were asked
+        for instance in ("mastodon.social", "chaos.social"):
+            assert demo.servers[instance].hits_of("/api/v1/timelines/tag/climate")
 
     clock.now += timedelta(minutes=3)  # the world goes on posting
     await _due_now()
