@@ -58,7 +58,8 @@ async def _with_db(settings: Settings, work: Callable[[], Awaitable[T]]) -> T:
     from app.core import redis
 
     await db.connect(settings, pool_max=2)
-    await redis.connect_redis(settings)
+    # Lazily: recovering an account (reset-password) must not need Redis up.
+    redis.use_client(redis.lazy_client(settings))
     try:
         return await work()
     finally:

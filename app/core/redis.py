@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from arq.connections import ArqRedis, RedisSettings, create_pool
+from redis.asyncio import ConnectionPool
 
 from app.core.config import Settings
 
@@ -23,6 +24,13 @@ async def connect_redis(settings: Settings) -> ArqRedis:
         redis_settings(settings), default_queue_name=queue_name(settings), retry=2
     )
     return _client
+
+
+def lazy_client(settings: Settings) -> ArqRedis:
+    """A client that connects on first use, not now: for command-line tools, which
+    must work while Redis is down (what they publish is lost with a log line)."""
+    pool = ConnectionPool.from_url(settings.redis_url)
+    return ArqRedis(connection_pool=pool, default_queue_name=queue_name(settings))
 
 
 def use_client(client: ArqRedis) -> None:

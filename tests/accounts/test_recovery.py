@@ -17,17 +17,18 @@ from app.core import redis as core_redis
 from app.live.notices import user_channel
 from tests.factories import post_form, sign_in
 from tests.fixtures import make_test_settings
+from tests.workers.processes import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 NEW_PASSWORD = "a brand new password"
 
 
-def _command(*args: str) -> subprocess.CompletedProcess[str]:
+def _command(*args: str, redis_url: str = "") -> subprocess.CompletedProcess[str]:
     test = make_test_settings()
     env = {
         **os.environ,
         "DATABASE_URL": test.database_url,
-        "REDIS_URL": test.redis_url,
+        "REDIS_URL": redis_url or test.redis_url,
         "REDIS_PREFIX": test.redis_prefix,
         "SECRET_KEY": test.secret_key.get_secret_value(),
         "BASE_URL": test.base_url,
@@ -90,6 +91,25 @@ async def test_reset_password_can_set_and_print_a_new_password(client, people):
     assert password, done.stdout
     assert await db.fetchval("SELECT count(*) FROM sessions") == 0  # signed out everywhere
     assert (await sign_in(client, person.email)).status_code == 400
+    assert (await sign_in(client, person.email, password.group(1))).status_code == 303
+
+
+async def test_reset_password_works_while_redis_is_down(client, people):
+    person = await people.member("owner")
+    await sign_in(client, person.email)
+    done = await asyncio.to_thread(
+        _command,
+        "reset-password",
+        "--email",
+        person.email,
+        "--new-password",
+        redis_url=f"redis://127.0.0.1:{free_port()}/0",  # nothing listens there
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    password = re.search(r"new password for \S+: (\S+)", done.stdout)
+    assert password, done.stdout
+    assert await db.fetchval("SELECT count(*) FROM sessions") == 0
     assert (await sign_in(client, person.email, password.group(1))).status_code == 303
 
 
