@@ -28,10 +28,16 @@ from app.accounts.forms import (
 from app.accounts.guards import allows, member_of, signed_in, viewer_of
 from app.accounts.middleware import SESSION_COOKIE
 from app.accounts.roles import GRANTABLE_ROLES, Permission, Role
-from app.accounts.throttle import DEVICE_COOKIE, DEVICE_DAYS, device_cookie_value
+from app.accounts.throttle import (
+    DEVICE_COOKIE,
+    DEVICE_DAYS,
+    device_cookie_value,
+    minutes_of,
+    reset_requests_wait,
+)
 from app.accounts.types import AccountError, NewSession
 from app.core.config import active
-from app.core.i18n import LANGUAGES, _
+from app.core.i18n import LANGUAGES, _, ngettext
 from app.web.pages import Form, page, same_site_path
 
 
@@ -458,6 +464,15 @@ class ForgotController(Controller):
             return await self._render(
                 request, status_code=400, form=data, error=_("Enter the email you sign in with.")
             )
+        wait = await reset_requests_wait(_client_ip(request))
+        if wait:
+            minutes = minutes_of(wait)
+            message = ngettext(
+                "Too many requests from your network. Try again in %(minutes)d minute.",
+                "Too many requests from your network. Try again in %(minutes)d minutes.",
+                minutes,
+            ) % {"minutes": minutes}
+            return await self._render(request, status_code=429, form=data, error=message)
         response = await self._render(request, form=data, sent=True)
         # After the answer: the same words and the same time whether the account exists.
         response.background = BackgroundTask(recovery.mail_reset_link, data.email)

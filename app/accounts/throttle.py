@@ -130,6 +130,28 @@ class SignInThrottle:
             log.warning("sign-in counters not reset, Redis is unavailable: %s", error)
 
 
+async def reset_requests_wait(ip: str) -> int:
+    """Count a "Forgot password?" request from `ip`; seconds to wait when over the limit.
+
+    Each account gets at most a few mails an hour anyway (app.accounts.recovery);
+    this keeps one address from mailing every account of the instance.
+    """
+    settings = active()
+    key = settings.redis_key("reset-ask", "ip", network_of(ip))
+    try:
+        async with redis.client().pipeline(transaction=True) as pipe:
+            pipe.incr(key)
+            pipe.expire(key, ADDRESS_WINDOW, nx=True)
+            pipe.ttl(key)
+            count, _, ttl = await pipe.execute()
+    except RedisError as error:
+        log.warning("reset request not counted, Redis is unavailable: %s", error)
+        return 0
+    if int(count) > settings.login_attempts_per_15min:
+        return int(ttl) if int(ttl) > 0 else ADDRESS_WINDOW
+    return 0
+
+
 def minutes_of(seconds: int) -> int:
     return max(1, (seconds + 59) // 60)
 

@@ -173,3 +173,15 @@ async def test_mail_over_tls_is_sent_to_a_trusted_server_and_refused_to_an_unkno
     assert len(box.mails) == 1
     assert box.logins == [("newsdesk", SMTP_PASSWORD)]  # only ever over TLS
     assert (await sign_in(client, person.email)).status_code == 303  # nothing changed yet
+
+
+async def test_one_address_cannot_mail_every_account(client, people, settings, mailbox):
+    everyone = [await people.member("viewer") for _ in range(settings.login_attempts_per_15min)]
+    for person in everyone:
+        assert (await _ask(client, person.email)).status_code == 200
+    extra = await people.member("viewer")
+    refused = await _ask(client, extra.email)
+    assert refused.status_code == 429
+    assert "Too many requests from your network. Try again in 15 minutes." in refused.text
+    assert f'value="{extra.email}"' in refused.text  # what was typed stays
+    assert len(mailbox.mails) == len(everyone)
