@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import idna
 
@@ -37,6 +37,12 @@ class LedgerRule:
     window: timedelta  # windows start at multiples of this since the epoch
     default_cap: int  # units per window per workspace; 0 = off until an admin raises it
     kinds: frozenset[SourceKind]  # the calls it applies to
+    per_item: bool = False  # units are items read (X bills per post), not calls
+    min_units: int = 1  # a call needs at least this many units left (X: max_results >= 10)
+    # Rolling: a unit is a distinct subject (an Instagram hashtag) that counts for `window`
+    # after its first use; using it again meanwhile is free. Not per fixed window.
+    rolling: bool = False
+    unit_label: str = "calls"  # what the units are, for people
 
 
 @dataclass(frozen=True)
@@ -73,14 +79,27 @@ PLATFORMS: dict[str, Platform] = {
             "X",
             _ALL,
             workspace_key=True,
-            ledger=LedgerRule("x_post_reads", timedelta(days=30), 0, _ALL),
+            ledger=LedgerRule(
+                "x_post_reads",
+                timedelta(days=30),
+                0,
+                _ALL,
+                per_item=True,
+                min_units=10,
+                unit_label="posts read",
+            ),
         ),
         Platform(
             "instagram",
             "Instagram",
             frozenset({SourceKind.SEARCH}),
             ledger=LedgerRule(
-                "ig_hashtag_window", timedelta(days=7), 30, frozenset({SourceKind.SEARCH})
+                "ig_hashtag_window",
+                timedelta(days=7),
+                30,
+                frozenset({SourceKind.SEARCH}),
+                rolling=True,
+                unit_label="hashtags",
             ),
             no_accounts_reason="Instagram does not let apps follow other people's accounts.",
         ),
@@ -110,10 +129,39 @@ def platform(name: str) -> Platform | None:
 def floor_ms(p: Platform, kind: SourceKind) -> int:
     """The shortest interval the platform's budgets allow one source of `kind`."""
     floor = p.min_interval_ms
-    if p.ledger is not None and kind in p.ledger.kinds and p.ledger.default_cap > 0:
-        per_call = int(p.ledger.window.total_seconds() * 1000 / p.ledger.default_cap)
+    rule = p.ledger
+    # Only a per-call window spreads its calls: items read (X) and hashtags (Instagram,
+    # free to poll again once used) do not depend on how often a source polls.
+    if (
+        rule is not None
+        and kind in rule.kinds
+        and rule.default_cap > 0
+        and not (rule.per_item or rule.rolling)
+    ):
+        per_call = int(rule.window.total_seconds() * 1000 / rule.default_cap)
         floor = max(floor, per_call)
     return floor
+
+
+@dataclass(frozen=True)
+class RollingSlot:
+    allowed: bool
+    new_use: bool  # the subject takes a slot now (its 7 days start)
+    frees_at: datetime  # allowed: when this subject's use ends; else when the next slot frees
+
+
+def rolling_slot(
+    uses: dict[str, datetime], subject: str, *, cap: int, window: timedelta, now: datetime
+) -> RollingSlot:
+    """A rolling ledger of distinct subjects (Instagram: 30 hashtags per 7 days): `uses` maps
+    each subject to its first use; a use counts until first use + window. Pure."""
+    live = {s: t for s, t in uses.items() if t + window > now}
+    if subject in live:
+        return RollingSlot(True, False, live[subject] + window)
+    if len(live) < cap:
+        return RollingSlot(True, True, now + window)
+    oldest = min(live.values(), default=now)
+    return RollingSlot(False, False, oldest + window)
 
 
 def clamp_interval(interval_ms: int | None, column_type: ColumnType) -> int:

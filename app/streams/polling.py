@@ -27,16 +27,27 @@ from app.core import leases
 from app.core.i18n import _
 from app.egress import EgressError, RateLimited
 from app.streams import platforms, resolver, services
-from app.streams.providers import Credential, FetchRequest, ProviderError, fetch, provider_for
+from app.streams.providers import (
+    BudgetExhausted,
+    Credential,
+    CredentialRejected,
+    FetchRequest,
+    Page,
+    Provider,
+    ProviderError,
+    fetch,
+    provider_for,
+)
 from app.streams.schedule import (
     Outcome,
     after_failure,
     after_rate_limit,
+    after_rejection,
     after_success,
     budget_paused,
 )
 from app.streams.services import LeasedSource
-from app.streams.types import SourceKind
+from app.streams.types import SourceKind, SourceState
 from app.vault import VaultError
 
 log = logging.getLogger(__name__)
@@ -131,6 +142,25 @@ async def _poll_claimed(source: LeasedSource, jitter: float | None) -> None:
             await services.finish(source, _failed(source, j), message)
 
 
+class _NotFound(Exception):
+    def __init__(self, handle: str) -> None:
+        self.handle = handle
+
+
+async def _call(
+    provider: Provider, source: LeasedSource, credential: Credential | None, limit: int
+) -> Page:
+    """The provider call for the source (resolving its account first, through the cache)."""
+    request = FetchRequest(query=source.query, cursor=source.cursor, limit=limit)
+    if source.kind == SourceKind.AUTHOR:
+        handle = source.actor_ref.partition(":")[2]
+        actor = await resolver.resolve(provider, credential, handle)
+        if actor is None:
+            raise _NotFound(handle)
+        request = FetchRequest(actor=actor, cursor=source.cursor, limit=limit)
+    return await fetch(provider, source.kind, credential, request)
+
+
 def _failed(source: LeasedSource, jitter: float) -> Outcome:
     return after_failure(
         source.interval_ms, source.consecutive_failures, polled_before=source.polled_before,
@@ -154,29 +184,44 @@ async def _poll(source: LeasedSource, jitter: float, lease: leases.Lease) -> Non
         message = _("The stored key no longer opens; enter it again.")
         await services.finish(source, _failed(source, jitter), message)
         return
-    # 2. The provider's ledger (a paid or windowed API), before any request.
+    if credential is None and source.kind in getattr(provider, "needs_key", frozenset()):
+        label = platforms.PLATFORMS[source.provider].label
+        message = _("Add the workspace's %(p)s key in Settings to read this.") % {"p": label}
+        await services.finish(source, after_rejection(source.consecutive_failures, jitter), message)
+        return
+    # 2. The provider's ledger (a paid or windowed API), before any request: it reserves
+    # what the call may spend at most (one call, or up to a page of posts read).
     rule = platforms.PLATFORMS[source.provider].ledger
+    grant: services.Grant | None = None
+    limit = PAGE_LIMIT
     if rule is not None and source.kind in rule.kinds:
-        window_end = await services.take_ledger(source.workspace_id, source.provider, rule)
-        if window_end is not None:
-            outcome = budget_paused(window_end, datetime.now(UTC), source.consecutive_failures)
-            await services.finish(source, outcome, _("The budget for this period is spent."))
+        grant = await services.reserve_ledger(
+            source.workspace_id, source.provider, rule, wanted=PAGE_LIMIT if rule.per_item else 1,
+            subject=source.query,
+        )  # fmt: skip
+        if not grant.units:
+            now = datetime.now(UTC)
+            if grant.state == SourceState.RATE_LIMITED:  # a rolling slot frees at a known time
+                wait = (grant.frees_at - now).total_seconds()
+                outcome = after_rate_limit(source.interval_ms, source.consecutive_failures, wait)
+            else:
+                outcome = budget_paused(grant.frees_at, now, source.consecutive_failures)
+            await services.finish(source, outcome, grant.reason)
             return
+        limit = grant.units if rule.per_item else PAGE_LIMIT
     # 3. The call, through egress (the per-host budget is taken there).
+    page = None
     try:
-        request = FetchRequest(query=source.query, cursor=source.cursor, limit=PAGE_LIMIT)
-        if source.kind == SourceKind.AUTHOR:
-            handle = source.actor_ref.partition(":")[2]
-            actor = await resolver.resolve(provider, credential, handle)
-            if actor is None:
-                await services.finish(
-                    source,
-                    _failed(source, jitter),
-                    services.handle_not_found(source.provider, handle),
-                )
-                return
-            request = FetchRequest(actor=actor, cursor=source.cursor, limit=PAGE_LIMIT)
-        page = await fetch(provider, source.kind, credential, request)
+        page = await _call(provider, source, credential, limit)
+    except BudgetExhausted as error:
+        await services.exhaust_ledger(source.workspace_id, source.provider)
+        outcome = budget_paused(error.until, datetime.now(UTC), source.consecutive_failures)
+        await services.finish(source, outcome, error.message)
+        return
+    except CredentialRejected as error:
+        outcome = after_rejection(source.consecutive_failures, jitter)
+        await services.finish(source, outcome, error.message)
+        return
     except RateLimited as error:
         outcome = after_rate_limit(source.interval_ms, source.consecutive_failures,
                                    error.retry_after, jitter=jitter)  # fmt: skip
@@ -190,8 +235,15 @@ async def _poll(source: LeasedSource, jitter: float, lease: leases.Lease) -> Non
     except ProviderError as error:
         await services.finish(source, _failed(source, jitter), error.message)
         return
-    if rule is not None and source.kind in rule.kinds:
-        await services.debit_ledger(source.workspace_id, source.provider, rule, page.units - 1)
+    except _NotFound as missing:
+        message = services.handle_not_found(source.provider, missing.handle)
+        await services.finish(source, _failed(source, jitter), message)
+        return
+    finally:
+        if grant is not None and rule is not None and rule.per_item:
+            # Posts not read are given back (a failed call read none).
+            used = page.units if page is not None else 0
+            await services.settle_ledger(source.workspace_id, source.provider, rule, grant, used)
     # 4. Store and link; the source is ready again (only if it is still ours).
     lease.check()
     await services.store_page(source, page, after_success(source.interval_ms, jitter=jitter))

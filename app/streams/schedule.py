@@ -5,6 +5,7 @@ failure n      -> interval x 2^n +/-20 %, never more than 30 min; n >= 3: error
                   (still retried at the cap: never a silent permanent stop)
 429/Retry-After-> rate_limited until then (not a failure: the host is fine)
 ledger empty   -> budget_paused until the window rolls over (or the cap is raised)
+key refused    -> error at once, retried at the 30 min cap
 """
 
 from __future__ import annotations
@@ -56,6 +57,15 @@ def after_rate_limit(
     """Wait what the host asked (or one interval when it did not say), at least the interval."""
     wait = retry_after_s if retry_after_s is not None else _jittered(interval_ms / 1000, jitter)
     return Outcome(SourceState.RATE_LIMITED, max(wait, 1.0), failures)
+
+
+def after_rejection(failures_before: int, jitter: float = 0.0) -> Outcome:
+    """The platform refused the key itself: `error` now, retried at the back-off cap (the key
+    may be fixed meanwhile), never a silent stop."""
+    failures = max(failures_before + 1, ERROR_AFTER)
+    return Outcome(
+        SourceState.ERROR, min(_jittered(BACKOFF_CAP_S, jitter), BACKOFF_CAP_S), failures
+    )
 
 
 def budget_paused(window_end: datetime, now: datetime, failures: int) -> Outcome:

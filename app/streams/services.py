@@ -831,11 +831,31 @@ def claimed_credential(source: LeasedSource) -> Credential | None:
     )
 
 
-async def take_ledger(
-    workspace_id: int, provider: str, rule: LedgerRule, *, now: datetime | None = None
-) -> datetime | None:
-    """Spend one unit of the provider's window; None if spent, else the window's end when empty."""
+@dataclass(frozen=True)
+class Grant:
+    """What a poll may spend: `units` reserved (0: nothing left until `frees_at`)."""
+
+    units: int
+    window_start: datetime
+    frees_at: datetime  # when more becomes available (the window's end, or a slot freeing)
+    state: SourceState = SourceState.BUDGET_PAUSED  # what an empty grant makes the source
+    reason: str = ""
+
+
+async def reserve_ledger(
+    workspace_id: int,
+    provider: str,
+    rule: LedgerRule,
+    *,
+    wanted: int = 1,
+    subject: str = "",
+    now: datetime | None = None,
+) -> Grant:
+    """Reserve up to `wanted` units of the provider's window (at least `rule.min_units`, never
+    past the cap), or none. Rolling ledgers (Instagram) count distinct subjects instead."""
     now = now or datetime.now(UTC)
+    if rule.rolling:
+        return await _reserve_rolling(workspace_id, provider, rule, subject, now)
     start = window_start(now, rule.window)
     async with db.workspace_tx(workspace_id) as tx:
         await tx.execute(
@@ -848,25 +868,90 @@ async def take_ledger(
             """,
             workspace_id, provider, rule.bucket, start, rule.default_cap,
         )  # fmt: skip
-        taken = await tx.fetchval(
-            "UPDATE provider_budget_ledger SET units_used = units_used + 1"
-            " WHERE workspace_id = $1 AND provider = $2 AND bucket = $3 AND window_start = $4"
-            " AND units_used + 1 <= units_cap RETURNING 1",
-            workspace_id, provider, rule.bucket, start,
+        granted = await tx.fetchval(
+            """
+            UPDATE provider_budget_ledger l SET units_used = l.units_used + g.n
+            FROM (SELECT least($5::numeric, units_cap - units_used) AS n FROM provider_budget_ledger
+                  WHERE workspace_id = $1 AND provider = $2 AND bucket = $3 AND window_start = $4
+                  FOR UPDATE) g
+            WHERE l.workspace_id = $1 AND l.provider = $2 AND l.bucket = $3 AND l.window_start = $4
+              AND g.n >= $6
+            RETURNING g.n
+            """,
+            workspace_id, provider, rule.bucket, start, wanted, rule.min_units,
         )  # fmt: skip
-    return None if taken else start + rule.window
+    end = start + rule.window
+    if granted is None:
+        return Grant(0, start, end, reason=_("The budget for this period is spent."))
+    return Grant(int(granted), start, end)
 
 
-async def debit_ledger(workspace_id: int, provider: str, rule: LedgerRule, units: int) -> None:
-    """Units a call used beyond the one `take_ledger` reserved (e.g. X posts read)."""
-    if units <= 0:
-        return
-    start = window_start(datetime.now(UTC), rule.window)
+async def _reserve_rolling(
+    workspace_id: int, provider: str, rule: LedgerRule, subject: str, now: datetime
+) -> Grant:
+    """A subject used within the window is free; a new one takes a slot if one is free."""
+    cap = await queries.ledger_cap(workspace_id, provider, rule)
     async with db.workspace_tx(workspace_id) as tx:
         await tx.execute(
-            "UPDATE provider_budget_ledger SET units_used = units_used + $5"
+            "SELECT pg_advisory_xact_lock(hashtext('provider_ledger_subjects'), $1::int)",
+            workspace_id,
+        )
+        rows = await tx.fetch(
+            "SELECT subject, first_used_at FROM provider_ledger_subjects WHERE workspace_id = $1"
+            " AND provider = $2 AND bucket = $3 AND first_used_at > $4",
+            workspace_id, provider, rule.bucket, now - rule.window,
+        )  # fmt: skip
+        uses = {r["subject"]: r["first_used_at"] for r in rows}
+        decision = platforms.rolling_slot(uses, subject, cap=cap, window=rule.window, now=now)
+        if decision.new_use:
+            await tx.execute(
+                """
+                INSERT INTO provider_ledger_subjects (workspace_id, provider, bucket, subject, first_used_at)
+                VALUES ($1, $2, $3, $4, $5)
+                ON CONFLICT (workspace_id, provider, bucket, subject)
+                DO UPDATE SET first_used_at = EXCLUDED.first_used_at
+                """,
+                workspace_id, provider, rule.bucket, subject, now,
+            )  # fmt: skip
+    if decision.allowed:
+        return Grant(1, now, decision.frees_at)
+    label = platforms.PLATFORMS[provider].label
+    reason = _(
+        "%(p)s allows %(n)s different %(u)s per %(d)s days; the next one frees up at %(t)s UTC."
+    ) % {
+        "p": label, "n": cap, "u": _(rule.unit_label), "d": rule.window.days,
+        "t": decision.frees_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M"),
+    }  # fmt: skip
+    return Grant(0, now, decision.frees_at, SourceState.RATE_LIMITED, reason)
+
+
+async def settle_ledger(
+    workspace_id: int, provider: str, rule: LedgerRule, grant: Grant, used: int
+) -> None:
+    """Give back what a call reserved but did not use (posts not read), in its own window."""
+    refund = grant.units - max(0, used)
+    if refund == 0 or rule.rolling:
+        return
+    async with db.workspace_tx(workspace_id) as tx:
+        await tx.execute(
+            "UPDATE provider_budget_ledger SET units_used = greatest(units_used - $5, 0)"
             " WHERE workspace_id = $1 AND provider = $2 AND bucket = $3 AND window_start = $4",
-            workspace_id, provider, rule.bucket, start, units,
+            workspace_id, provider, rule.bucket, grant.window_start, refund,
+        )  # fmt: skip
+
+
+async def exhaust_ledger(workspace_id: int, provider: str, *, now: datetime | None = None) -> None:
+    """The platform says the quota is spent: the window's ledger is too, so the provider's other
+    sources in the workspace pause without making a request."""
+    rule = platforms.PLATFORMS[provider].ledger
+    if rule is None or rule.rolling:
+        return
+    start = window_start(now or datetime.now(UTC), rule.window)
+    async with db.workspace_tx(workspace_id) as tx:
+        await tx.execute(
+            "UPDATE provider_budget_ledger SET units_used = greatest(units_used, units_cap)"
+            " WHERE workspace_id = $1 AND provider = $2 AND bucket = $3 AND window_start = $4",
+            workspace_id, provider, rule.bucket, start,
         )  # fmt: skip
 
 

@@ -127,3 +127,13 @@ class ProviderBudgetLedger(Table, tablename="provider_budget_ledger"):
     window_start = Timestamptz()
     units_used = Numeric()
     units_cap = Numeric()
+
+
+class ProviderLedgerSubject(Table, tablename="provider_ledger_subjects"):
+    """A distinct subject of a rolling ledger (an Instagram hashtag) and when its use began."""
+
+    workspace_id = BigInt(primary_key=True)  # with provider, bucket, subject: the key
+    provider = Text()
+    bucket = Text()
+    subject = Text()
+    first_used_at = Timestamptz()

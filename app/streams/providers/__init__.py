@@ -36,6 +36,20 @@ class ProviderError(Exception):
         self.message = message
 
 
+class BudgetExhausted(ProviderError):
+    """The platform says the workspace's quota is spent (YouTube `quotaExceeded`) until `until`:
+    the source is `budget_paused`, and the ledger's window is marked spent for its siblings."""
+
+    def __init__(self, message: str, until: datetime) -> None:
+        super().__init__(message)
+        self.until = until
+
+
+class CredentialRejected(ProviderError):
+    """The platform refused the key or token itself (invalid, revoked, API not enabled):
+    retrying soon cannot help, so the source is `error` at once (still retried at the cap)."""
+
+
 @dataclass(frozen=True)
 class Credential:
     secret: str  # the token or key, unsealed just for this call; never logged or stored
@@ -127,6 +141,9 @@ class BaseProvider:
 
     name = ""
     kinds: frozenset[SourceKind] = frozenset()
+    # Kinds that cannot run keyless: without the workspace's key the poll fails before the
+    # ledger is touched (e.g. YouTube search needs a Data API key).
+    needs_key: frozenset[SourceKind] = frozenset()
 
     def host_of(self, credential: Credential | None, handle: str) -> str:
         return credential.instance if credential and credential.instance else self.name
@@ -179,6 +196,10 @@ def _load_builtin() -> None:
         from app.streams.providers.mastodon import MastodonProvider
 
         register(MastodonProvider())
+    if "youtube" not in _registry:
+        from app.streams.providers.youtube import YouTubeProvider
+
+        register(YouTubeProvider())
 
 
 async def fetch(
