@@ -321,6 +321,24 @@ class FeedsApi(Controller):
         _viewer, workspace_id = member_of(request)
         await services.remove_credential(workspace_id, provider)
 
+    @get("/platforms")
+    async def platforms(self, request: Request) -> dict[str, Any]:
+        """Every platform: what this server can read there (or why not), its key, its budget."""
+        _viewer, workspace_id = member_of(request)
+        return {"platforms": await queries.platforms_status(workspace_id)}
+
+    @post("/estimates", guards=[allows(Permission.COLUMNS_MANAGE)], status_code=200)
+    async def estimate(self, request: Request) -> dict[str, Any]:
+        """The pre-flight cost of a keyword column on X (asks X for the query's volume)."""
+        _viewer, workspace_id = member_of(request)
+        data = await _body(request)
+        if not isinstance(data, dict):
+            raise SpecInvalid({"query": _("Send {platform, query} as a JSON object.")})
+        found = await services.estimate_cost(
+            workspace_id, str(data.get("platform", "x")), data.get("query")
+        )
+        return found.to_json()
+
     @put("/budgets/{provider:str}", guards=[allows(Permission.SETTINGS_MANAGE)])
     async def set_budget(self, request: Request, provider: FromPath[str]) -> dict[str, Any]:
         _viewer, workspace_id = member_of(request)

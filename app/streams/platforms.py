@@ -93,6 +93,7 @@ PLATFORMS: dict[str, Platform] = {
             "instagram",
             "Instagram",
             frozenset({SourceKind.SEARCH}),
+            workspace_key=True,
             ledger=LedgerRule(
                 "ig_hashtag_window",
                 timedelta(days=7),
@@ -109,6 +110,19 @@ PLATFORMS: dict[str, Platform] = {
             frozenset(),
             no_search_reason="TikTok offers no search that a newsroom may use.",
             no_accounts_reason="TikTok offers no public account feeds.",
+        ),
+        Platform(
+            "threads",
+            "Threads",
+            frozenset(),
+            no_search_reason=(
+                "Threads is not available: its search API is open only to apps Meta has"
+                " reviewed, one by one."
+            ),
+            no_accounts_reason=(
+                "Threads is not available: reading other people's profiles needs an app Meta"
+                " has reviewed."
+            ),
         ),
         Platform(
             "rss",

@@ -22,7 +22,8 @@ from app.core import db
 from app.core.i18n import _
 from app.streams import platforms
 from app.streams.platforms import LedgerRule, clamp_interval, floor_ms
-from app.streams.schedule import aggregate_state
+from app.streams.providers import provider_for
+from app.streams.schedule import aggregate_state, window_start
 from app.streams.types import (
     ColumnType,
     ColumnView,
@@ -354,3 +355,60 @@ async def ledger_cap(workspace_id: int, provider: str, rule: LedgerRule) -> int:
         workspace_id, provider, rule.bucket,
     )  # fmt: skip
     return int(value) if value is not None else rule.default_cap
+
+
+async def ledger_used(workspace_id: int, provider: str, rule: LedgerRule, now: datetime) -> int:
+    """Units spent in the window `now` falls in (distinct live subjects for a rolling ledger)."""
+    if rule.rolling:
+        value = await db.fetchval(
+            "SELECT count(*) FROM provider_ledger_subjects WHERE workspace_id = $1"
+            " AND provider = $2 AND bucket = $3 AND first_used_at > $4",
+            workspace_id, provider, rule.bucket, now - rule.window,
+        )  # fmt: skip
+    else:
+        value = await db.fetchval(
+            "SELECT units_used FROM provider_budget_ledger WHERE workspace_id = $1"
+            " AND provider = $2 AND bucket = $3 AND window_start = $4",
+            workspace_id, provider, rule.bucket, window_start(now, rule.window),
+        )  # fmt: skip
+    return int(value or 0)
+
+
+async def platforms_status(workspace_id: int) -> list[dict[str, Any]]:
+    """The catalogue as the wall shows it: per platform whether this server can search it and
+    follow its accounts (or the reason it cannot), whether its key is set, and its budget."""
+    keys = {c["provider"]: c["configured"] for c in await credentials_status(workspace_id)}
+    now = datetime.now(UTC)
+    out = []
+    for p in platforms.PLATFORMS.values():
+        provider = provider_for(p.name)
+        kinds = provider.kinds if provider is not None else frozenset()
+        budget = None
+        if p.ledger is not None:
+            rule = p.ledger
+            budget = {
+                "unit": rule.unit_label,
+                "window_days": rule.window.days,
+                "rolling": rule.rolling,
+                "cap": await ledger_cap(workspace_id, p.name, rule),
+                "used": await ledger_used(workspace_id, p.name, rule, now),
+            }
+        out.append(
+            {
+                "platform": p.name,
+                "label": p.label,
+                "search": _capability(p, SourceKind.SEARCH in kinds, p.no_search_reason),
+                "accounts": _capability(p, SourceKind.AUTHOR in kinds, p.no_accounts_reason),
+                "takes_key": p.workspace_key,
+                "key_configured": keys.get(p.name, False),
+                "budget": budget,
+            }
+        )
+    return out
+
+
+def _capability(p: platforms.Platform, served: bool, reason: str) -> dict[str, Any]:
+    if served:
+        return {"available": True, "reason": None}
+    why = reason or _("This server cannot read %(p)s this way yet.") % {"p": p.label}
+    return {"available": False, "reason": _(why)}

@@ -55,6 +55,7 @@ LEASE_S = leases.LEASE_SECONDS  # renewed by a heartbeat while the poll runs (ap
 RESOLVE_TIMEOUT_S = 10.0  # handle resolution while saving a column; later polls retry
 RETENTION = timedelta(days=30)
 IMPORT_MAX_TERMS = 50
+PAGE_LIMIT_FOR_ESTIMATE = 40  # items one poll reads at most (polling.PAGE_LIMIT)
 _POLLABLE = ("disabled", "unsupported")
 
 
@@ -425,6 +426,94 @@ async def _soft_delete(
         raise NotFound(missing)
 
 
+@dataclass(frozen=True)
+class CostEstimate:
+    """What a keyword column on a per-post-billed platform (X) would read, against the budget."""
+
+    platform: str
+    query: str
+    matched_last_7_days: int  # what the platform counted for the query
+    expected_units: int  # posts the column would read per ledger window
+    window_days: int
+    cap: int
+    used: int
+
+    @property
+    def remaining(self) -> int:
+        return max(0, self.cap - self.used)
+
+    @property
+    def fits(self) -> bool:
+        return self.expected_units <= self.remaining and self.remaining > 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "platform": self.platform,
+            "query": self.query,
+            "matched_last_7_days": self.matched_last_7_days,
+            "expected_units": self.expected_units,
+            "unit": "posts read",
+            "window_days": self.window_days,
+            "cap": self.cap,
+            "used": self.used,
+            "remaining": self.remaining,
+            "fits": self.fits,
+        }
+
+
+async def estimate_cost(workspace_id: int, platform: str, query: object) -> CostEstimate:
+    """The pre-flight estimate of a keyword column on X: the platform's own count of matching
+    posts over 7 days, scaled to the ledger's window and bounded by what polling can read
+    (one page per poll at the keyword column's default interval). Asks X (one request)."""
+    p = platforms.platform(platform)
+    if p is None or p.ledger is None or not p.ledger.per_item:
+        raise StreamsError(_("Only X reads are billed per post."), field="platform")
+    if not isinstance(query, str) or not query.strip() or len(query) > 200:
+        raise StreamsError(_("Enter the query to estimate (1-200 characters)."), field="query")
+    provider = provider_for(platform)
+    credential = await workspace_credential(workspace_id, platform)
+    if provider is None or credential is None or not hasattr(provider, "estimate"):
+        raise StreamsError(
+            _("Add the workspace's %(p)s key in Settings first.") % {"p": p.label}, field="platform"
+        )
+    try:
+        matched = await provider.estimate(credential, query.strip())
+    except (EgressError, ProviderError) as error:
+        message = getattr(error, "message", str(error))
+        raise StreamsError(
+            _("%(p)s could not estimate the cost: %(m)s") % {"p": p.label, "m": message},
+            field="platform",
+        ) from None
+    rule = p.ledger
+    days = rule.window.days
+    polls = rule.window.total_seconds() * 1000 / clamp_interval(None, ColumnType.KEYWORD)
+    expected = min(round(matched * days / 7), int(polls) * PAGE_LIMIT_FOR_ESTIMATE)
+    now = datetime.now(UTC)
+    return CostEstimate(
+        platform, query.strip(), matched, expected, days,
+        cap=await queries.ledger_cap(workspace_id, platform, rule),
+        used=await queries.ledger_used(workspace_id, platform, rule, now),
+    )  # fmt: skip
+
+
+async def check_x_estimate(workspace_id: int, query: str) -> None:
+    """A keyword column on X is made only when its estimated reads fit the budget left."""
+    estimate = await estimate_cost(workspace_id, "x", query)
+    if estimate.fits:
+        return
+    values = {
+        "e": estimate.expected_units,
+        "d": estimate.window_days,
+        "r": estimate.remaining,
+        "c": estimate.cap,
+    }
+    message = _(
+        "On X this query would read about %(e)s posts per %(d)s days, but %(r)s of the"
+        " budget's %(c)s are left. Narrow the query, leave X out, or raise the X budget."
+    )
+    raise SpecInvalid({"spec.platforms": message % values})
+
+
 async def _lock_columns(tx: db.Tx, workspace_id: int) -> None:
     """Serialise changes to a workspace's column list (positions, seeding, imports)."""
     await tx.execute(
@@ -505,6 +594,8 @@ async def _plan_keyword(
                     _Plan(name, SourceKind.SEARCH, None, query=query, label=f"#{adapted} · {host}")
                 )
         else:
+            if name == "x":
+                await check_x_estimate(workspace_id, adapted)
             plans.append(_Plan(name, SourceKind.SEARCH, None, query=adapted, label=adapted))
     return plans, unsupported
 
@@ -543,8 +634,8 @@ async def _resolve_account(workspace_id: int, name: str, handle: str) -> _Plan:
     try:
         async with asyncio.timeout(RESOLVE_TIMEOUT_S):
             actor = await resolver.resolve(provider, credential, handle)
-    except (EgressError, TimeoutError):
-        return plan  # not an answer: the first poll resolves it again
+    except (EgressError, TimeoutError, ProviderError):
+        return plan  # not an answer (or no key yet): the first poll resolves it again
     if actor is None:
         return _replace(plan, SourceState.ERROR, handle_not_found(name, handle))
     return _Plan(name, SourceKind.AUTHOR, None, actor_ref=plan.actor_ref,

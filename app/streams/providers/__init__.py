@@ -12,12 +12,13 @@ scheduler knows what each means for the source. `ProviderError` is for an
 answer that arrived but cannot be used (not a feed, a broken JSON shape).
 
 Register a provider once at import (`register(RssProvider())`); the next
-platforms (Bluesky, Mastodon, YouTube) slot in the same way.
+platforms slot in the same way (`_BUILTIN`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
@@ -187,19 +188,20 @@ def provider_for(name: str) -> Provider | None:
     return _registry.get(name)
 
 
+_BUILTIN = {
+    "rss": ("app.streams.providers.rss", "RssProvider"),
+    "mastodon": ("app.streams.providers.mastodon", "MastodonProvider"),
+    "youtube": ("app.streams.providers.youtube", "YouTubeProvider"),
+    "x": ("app.streams.providers.x", "XProvider"),
+    "instagram": ("app.streams.providers.instagram", "InstagramProvider"),
+}
+
+
 def _load_builtin() -> None:
-    if "rss" not in _registry:
-        from app.streams.providers.rss import RssProvider
-
-        register(RssProvider())
-    if "mastodon" not in _registry:
-        from app.streams.providers.mastodon import MastodonProvider
-
-        register(MastodonProvider())
-    if "youtube" not in _registry:
-        from app.streams.providers.youtube import YouTubeProvider
-
-        register(YouTubeProvider())
+    """Register the shipped providers that are missing (imported late: they import this)."""
+    for name, (module, cls) in _BUILTIN.items():
+        if name not in _registry:
+            register(getattr(importlib.import_module(module), cls)())
 
 
 async def fetch(

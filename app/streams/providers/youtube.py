@@ -8,12 +8,14 @@ forHandle` when the workspace has a Data API key (1 quota unit, outside the
 search ledger), else through the channel page's canonical link (keyless).
 
 Keyword columns call `search.list` (type=video, order=date, publishedAfter =
-the last poll minus `SEARCH_SLACK`) with the workspace's key; each call costs
-100 of the key's 10,000 daily quota units, so the scheduler debits one unit of
-the `yt_search_calls` ledger (90 a day by default) before it. `videos.list`
-(1 unit for up to 50 videos) adds views, likes and comments when the key
-allows it. Items that came through the Data API expire 30 days after they
-were fetched (YouTube's developer policies); the sweeper deletes them.
+the last poll minus `SEARCH_SLACK`) with the workspace's key. A project's key
+gets about 100 search calls a day (search has its own bucket; Google also
+counts invalid calls), so the scheduler takes one unit of the
+`yt_search_calls` ledger (90 a day by default) before each call and never
+gives it back. `videos.list` (1 unit for up to 50 videos, in the general
+10,000-unit bucket) adds views, likes and comments when the key allows it.
+Items that came through the Data API expire 30 days after they were fetched
+(YouTube's developer policies); the daily sweeper deletes them.
 
 Errors: `quotaExceeded` -> BudgetExhausted until midnight Pacific time (when
 Google resets quotas); an invalid key, an API that is not enabled or a key
