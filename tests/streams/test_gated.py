@@ -20,7 +20,7 @@ from tests.streams.golden import assert_inert
 from tests.streams.test_api import api
 
 NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)
-HOSTILE = '<script>alert(1)</script><img src=x onerror=alert(2)> \u202e javascript:alert(3)'
+HOSTILE = "<script>alert(1)</script><img src=x onerror=alert(2)> \u202e javascript:alert(3)"
 
 
 def _json(data: object, status: int = 200, headers: list[tuple[str, str]] | None = None) -> Reply:
@@ -107,7 +107,8 @@ async def test_x_polls_stop_exactly_at_the_spend_cap(people, fake_x):
     )
     assert used == 100
     row = await source_row(source)
-    assert row["state"] == "budget_paused" and "spent" in row["last_error"]
+    assert row["state"] == "budget_paused"
+    assert "spent" in row["last_error"]
     assert await db.fetchval("SELECT count(*) FROM feed_items WHERE workspace_id = $1", ws) == 100
     item = await db.fetchrow("SELECT * FROM feed_items WHERE workspace_id = $1 LIMIT 1", ws)
     assert item["url"].startswith("https://x.com/desk/status/")
@@ -142,15 +143,17 @@ async def test_the_estimate_endpoint_answers_and_the_column_create_says_422(clie
     )
     assert response.status_code == 200, response.text
     body = response.json()
-    assert body["matched_last_7_days"] == 70 and body["expected_units"] == 300  # 70 x 30/7
-    assert body["remaining"] == 1_000 and body["fits"] is True
+    assert body["matched_last_7_days"] == 70
+    assert body["expected_units"] == 300
+    assert body["remaining"] == 1_000
+    assert body["fits"] is True
 
     fake_x.matched_last_week = 700
     response = await client.post("/api/v1/feeds/columns", json=_keyword(["x"]), headers=auth)
     assert response.status_code == 422
     assert "raise the X budget" in response.json()["errors"]["spec.platforms"]
 
-    viewer, viewer_auth = await api(people, "viewer", person.workspace_id)
+    _viewer, viewer_auth = await api(people, "viewer", person.workspace_id)
     refused = await client.post(
         "/api/v1/feeds/estimates", json={"query": "climate"}, headers=viewer_auth
     )
@@ -163,7 +166,8 @@ async def test_x_is_unsupported_while_its_budget_is_off(people, fake_x):
     assert await sources_of(column) == []
     spec = await db.fetchval("SELECT spec FROM stream_columns WHERE id = $1", column)
     [unsupported] = json.loads(spec)["unsupported_platforms"]
-    assert unsupported["platform"] == "x" and "budget" in unsupported["reason"]
+    assert unsupported["platform"] == "x"
+    assert "budget" in unsupported["reason"]
 
 
 # Instagram ---------------------------------------------------------------------------
@@ -210,8 +214,12 @@ async def test_instagram_past_its_hashtag_window_is_rate_limited_until_a_slot_fr
     ws, _owner = await people.workspace()
     await services.set_credential(ws, "instagram", "17841400000000001:ig-token")
     await services.set_ledger_cap(ws, "instagram", 1)
-    first = await services.create_column(ws, _keyword(["instagram"], "#climate"), actor_user_id=None)
-    second = await services.create_column(ws, _keyword(["instagram"], "#floods"), actor_user_id=None)
+    first = await services.create_column(
+        ws, _keyword(["instagram"], "#climate"), actor_user_id=None
+    )
+    second = await services.create_column(
+        ws, _keyword(["instagram"], "#floods"), actor_user_id=None
+    )
     [a], [b] = await sources_of(first), await sources_of(second)
     await polling.poll_source(ws, a, jitter=0)
     assert (await source_row(a))["state"] == "ready"

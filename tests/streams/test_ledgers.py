@@ -20,12 +20,14 @@ async def test_youtube_search_calls_roll_over_at_the_utc_day_boundary(people):
     assert (await services.reserve_ledger(ws, "youtube", YT, now=evening)).units == 1
     assert (await services.reserve_ledger(ws, "youtube", YT, now=evening)).units == 1
     spent = await services.reserve_ledger(ws, "youtube", YT, now=evening)
-    assert spent.units == 0 and spent.state == SourceState.BUDGET_PAUSED
+    assert spent.units == 0
+    assert spent.state == SourceState.BUDGET_PAUSED
     assert spent.frees_at == datetime(2026, 12, 2, tzinfo=UTC)  # the next window, not 24 h on
 
     morning = datetime(2026, 12, 2, 0, 0, 5, tzinfo=UTC)
     fresh = await services.reserve_ledger(ws, "youtube", YT, now=morning)
-    assert fresh.units == 1 and fresh.window_start == datetime(2026, 12, 2, tzinfo=UTC)
+    assert fresh.units == 1
+    assert fresh.window_start == datetime(2026, 12, 2, tzinfo=UTC)
     caps = await db.fetch(
         "SELECT window_start, units_used, units_cap FROM provider_budget_ledger"
         " WHERE workspace_id = $1 ORDER BY window_start",
@@ -38,8 +40,11 @@ async def test_youtube_search_calls_roll_over_at_the_utc_day_boundary(people):
 async def test_youtube_default_cap_is_90_calls_a_day(people):
     ws, _owner = await people.workspace()
     noon = datetime(2026, 12, 1, 12, tzinfo=UTC)
-    granted = [(await services.reserve_ledger(ws, "youtube", YT, now=noon)).units for _ in range(91)]
-    assert sum(granted) == 90 and granted[-1] == 0
+    granted = [
+        (await services.reserve_ledger(ws, "youtube", YT, now=noon)).units for _ in range(91)
+    ]
+    assert sum(granted) == 90
+    assert granted[-1] == 0
 
 
 async def test_x_spend_stops_exactly_at_the_cap_and_unread_posts_are_given_back(people):
@@ -81,15 +86,21 @@ def test_rolling_slots_count_distinct_hashtags_for_seven_days_from_first_use():
     now = start + timedelta(days=3)
     # A hashtag used within the window is free and keeps its first use's timer.
     again = rolling_slot(uses, "tag5", cap=30, window=WEEK, now=now)
-    assert again.allowed and not again.new_use and again.frees_at == uses["tag5"] + WEEK
+    assert again.allowed
+    assert not again.new_use
+    assert again.frees_at == uses["tag5"] + WEEK
     # A 31st hashtag waits until the oldest use is 7 days old.
     full = rolling_slot(uses, "new", cap=30, window=WEEK, now=now)
-    assert not full.allowed and full.frees_at == start + WEEK
+    assert not full.allowed
+    assert full.frees_at == start + WEEK
     # ... and then it takes that slot.
     later = rolling_slot(uses, "new", cap=30, window=WEEK, now=start + WEEK)
-    assert later.allowed and later.new_use
+    assert later.allowed
+    assert later.new_use
     # The boundary: exactly 7 days after first use the slot is free (a use lasts [t, t+7d)).
-    just_before = rolling_slot(uses, "new", cap=30, window=WEEK, now=start + WEEK - timedelta(seconds=1))
+    just_before = rolling_slot(
+        uses, "new", cap=30, window=WEEK, now=start + WEEK - timedelta(seconds=1)
+    )
     assert not just_before.allowed
 
 
@@ -102,9 +113,12 @@ async def test_instagram_hashtags_take_a_slot_once_and_the_31st_is_rate_limited(
         )
         assert grant.units == 1
     later = start + timedelta(days=2)
-    assert (await services.reserve_ledger(ws, "instagram", IG, subject="tag0", now=later)).units == 1
+    assert (
+        await services.reserve_ledger(ws, "instagram", IG, subject="tag0", now=later)
+    ).units == 1
     refused = await services.reserve_ledger(ws, "instagram", IG, subject="tag30", now=later)
-    assert refused.units == 0 and refused.state == SourceState.RATE_LIMITED
+    assert refused.units == 0
+    assert refused.state == SourceState.RATE_LIMITED
     assert refused.frees_at == start + WEEK  # tag0's first use, not its repeat, sets the time
     assert "2026-11-08 09:00" in refused.reason
     # Once tag0's week is over, tag30 takes its slot; tag0 would now count anew.

@@ -56,7 +56,8 @@ def test_every_item_ends_with_the_attribution_line_linking_the_video():
     for item in [*parse_channel_feed(fixture("youtube_channel.xml"))[0], *_search_items()]:
         last = item.content.children[-1]
         link = last.children[0].children[0]  # Paragraph > Em > Link
-        assert link.href == item.url and link.children[0].text == "Watch on YouTube"
+        assert link.href == item.url
+        assert link.children[0].text == "Watch on YouTube"
 
 
 def test_hostile_titles_descriptions_and_links_end_inert():
@@ -97,7 +98,8 @@ def _error(status, reason, *, detail=False):
 def test_api_errors_map_to_what_the_scheduler_understands():
     now = datetime(2026, 12, 1, 3, 0, tzinfo=UTC)
     quota = api_error("u", 403, _error(403, "quotaExceeded"), now)
-    assert isinstance(quota, BudgetExhausted) and quota.until == datetime(2026, 12, 1, 8, tzinfo=UTC)
+    assert isinstance(quota, BudgetExhausted)
+    assert quota.until == datetime(2026, 12, 1, 8, tzinfo=UTC)
     assert isinstance(api_error("u", 400, _error(400, "API_KEY_INVALID", detail=True), now),
                       CredentialRejected)  # fmt: skip
     assert isinstance(api_error("u", 400, _error(400, "keyInvalid"), now), CredentialRejected)
@@ -105,4 +107,5 @@ def test_api_errors_map_to_what_the_scheduler_understands():
                       CredentialRejected)  # fmt: skip
     assert isinstance(api_error("u", 403, _error(403, "rateLimitExceeded"), now), RateLimited)
     other = api_error("u", 400, _error(400, "invalidSearchFilter"), now)
-    assert type(other) is ProviderError and "HTTP 400" in other.message
+    assert type(other) is ProviderError
+    assert "HTTP 400" in other.message
