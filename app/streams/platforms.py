@@ -282,13 +282,34 @@ def canonical_handle(name: str, handle: str) -> str | Unsupported | None:
         host = canonical_host(found.group(2)) if found else None
         return f"{found.group(1).lower()}@{host}" if found and host else None
     if name == "youtube":
-        if _YT_CHANNEL.fullmatch(handle):
-            return handle
-        return handle.lower() if _YT_HANDLE.fullmatch(handle) else None
+        return youtube_channel(handle)
     if name == "x":
         found = _X_HANDLE.fullmatch(handle)
         return found.group(1).lower() if found else None
     return feed_address(handle)
+
+
+_YT_URL = re.compile(
+    r"(?:https?://)?(?:www\.|m\.)?youtube\.com/(?:channel/(UC[A-Za-z0-9_-]{22})|(@[A-Za-z0-9._-]{3,30}))"
+    r"(?:/[a-z]*)?/?(?:[?#].*)?",
+    re.IGNORECASE,
+)
+
+
+def youtube_channel(handle: str) -> str | None:
+    """A channel id (`UC` + 22), or a lower-cased `@handle`, from either or a channel URL
+    (youtube.com/channel/UC..., youtube.com/@name, with a tab such as /videos)."""
+    if _YT_CHANNEL.fullmatch(handle):
+        return handle
+    if _YT_HANDLE.fullmatch(handle):
+        return handle.lower()
+    found = _YT_URL.fullmatch(handle)
+    if found is None:
+        return None
+    channel = found.group(1)
+    if channel:
+        return channel if _YT_CHANNEL.fullmatch(channel) else None
+    return found.group(2).lower()
 
 
 def feed_address(handle: str) -> str | None:

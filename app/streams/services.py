@@ -615,9 +615,14 @@ def provider_kinds(name: str) -> frozenset[SourceKind]:
 async def _plan_accounts(workspace_id: int, form: ColumnForm) -> list[_Plan]:
     accounts = form.spec["accounts"]
     resolved = await asyncio.gather(
-        *(_resolve_account(workspace_id, a["provider"], a["handle"]) for a in accounts)
+        *(_resolve_account(workspace_id, a["provider"], _followed(a)) for a in accounts)
     )
     return list(resolved)
+
+
+def _followed(account: dict[str, Any]) -> str:
+    """The handle a source follows: a YouTube channel without Shorts is a source of its own."""
+    return account["handle"] + ("#no-shorts" if account.get("shorts") is False else "")
 
 
 async def _resolve_account(workspace_id: int, name: str, handle: str) -> _Plan:

@@ -6,7 +6,8 @@ Nothing invalid is ever stored: a bad spec is a 422 naming each field
     platform_feed            {connection_id: int, kinds: ["home"|"mentions", ...]}  kinds default ["home"]
     keyword / saved_search   {query: 1..200 chars, no control chars, platforms: [name, ...],
                               instances?: [host, ...] (Mastodon instances to search, 1..10)}
-    account_list             {accounts: 1..50 of {provider: name, handle: str}}
+    account_list             {accounts: 1..50 of {provider: name, handle: str, shorts?: bool}}
+                             (shorts: false reads a YouTube channel's uploads without Shorts)
     refresh_policy           {interval_ms?: int, paused?: bool}  (clamped later, not refused)
 """
 
@@ -179,7 +180,7 @@ def _accounts_spec(spec: dict[str, Any], errors: _Errors) -> dict[str, Any]:
             "spec.accounts", _("A column follows at most %(n)s accounts.") % {"n": MAX_ACCOUNTS}
         )
         return {"accounts": []}
-    clean: list[dict[str, str]] = []
+    clean: list[dict[str, Any]] = []
     for i, entry in enumerate(accounts):
         field = f"spec.accounts[{i}]"
         account = _account(entry, field, errors)
@@ -188,7 +189,7 @@ def _accounts_spec(spec: dict[str, Any], errors: _Errors) -> dict[str, Any]:
     return {"accounts": clean}
 
 
-def _account(entry: object, field: str, errors: _Errors) -> dict[str, str] | None:
+def _account(entry: object, field: str, errors: _Errors) -> dict[str, Any] | None:
     if not isinstance(entry, dict):
         errors.add(field, _("Each account is {provider, handle}."))
         return None
@@ -212,7 +213,15 @@ def _account(entry: object, field: str, errors: _Errors) -> dict[str, str] | Non
             _("%(h)r is not a %(p)s handle.") % {"h": handle[:60], "p": PLATFORMS[provider].label},
         )
         return None
-    return {"provider": provider, "handle": canonical}
+    account: dict[str, Any] = {"provider": provider, "handle": canonical}
+    shorts = entry.get("shorts")
+    if shorts is not None:
+        if provider != "youtube" or not isinstance(shorts, bool):
+            errors.add(f"{field}.shorts", _("shorts is true or false, for YouTube channels only."))
+            return None
+        if not shorts:
+            account["shorts"] = False  # read the channel's uploads without its Shorts
+    return account
 
 
 def _policy(policy: object, errors: _Errors) -> RefreshPolicy:

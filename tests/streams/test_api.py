@@ -50,6 +50,7 @@ ENDPOINTS = [
     ("GET", "/api/v1/feeds/columns", None, "viewer"),
     ("GET", "/api/v1/feeds/columns/{column}/items", None, "viewer"),
     ("GET", "/api/v1/feeds/connections", None, "viewer"),
+    ("GET", "/api/v1/feeds/platforms", None, "viewer"),
     ("POST", "/api/v1/feeds/columns", KEYWORD, "editor"),
     ("PATCH", "/api/v1/feeds/columns/{column}", {"title": "Renamed"}, "editor"),
     ("POST", "/api/v1/feeds/columns/reorder", {"ordered_ids": ["{column}"]}, "editor"),
