@@ -69,10 +69,6 @@ FEED_MAX_BYTES = 2_000_000
 PAGE_MAX_BYTES = 3_000_000  # a channel page is big; the canonical link is in its head
 QUOTA_RESET_ZONE = ZoneInfo("America/Los_Angeles")  # Google resets daily quotas at its midnight
 ATTRIBUTION = "Watch on YouTube"
-_KEY_REFUSED = (
-    "YouTube refused the workspace's API key (invalid, or the YouTube Data API is not"
-    " enabled for it); check the key in Settings."
-)
 
 _CHANNEL_ID = re.compile(r"UC[A-Za-z0-9_-]{22}")
 _CANONICAL = re.compile(
@@ -300,7 +296,11 @@ def api_error(url: str, status: int, data: dict[str, Any], now: datetime) -> Exc
     if reasons & _RATE:
         return RateLimited(url, _("YouTube asked us to slow down."), None)
     if reasons & _KEY or status == 401:
-        return CredentialRejected(_(_KEY_REFUSED))
+        message = _(
+            "YouTube refused the workspace's API key (invalid, or the YouTube Data API is not"
+            " enabled for it); check the key in Settings."
+        )
+        return CredentialRejected(message)
     return ProviderError(_("YouTube refused the request (HTTP %(s)s).") % {"s": status})
 
 
