@@ -215,6 +215,7 @@ async def _poll(source: LeasedSource, jitter: float, lease: leases.Lease) -> Non
         page = await _call(provider, source, credential, limit)
     except BudgetExhausted as error:
         await services.exhaust_ledger(source.workspace_id, source.provider)
+        grant = None  # spent as the platform says: nothing is given back
         outcome = budget_paused(error.until, datetime.now(UTC), source.consecutive_failures)
         await services.finish(source, outcome, error.message)
         return

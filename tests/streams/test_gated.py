@@ -266,3 +266,22 @@ async def test_tiktok_and_threads_are_listed_as_not_available_with_the_reason(cl
     }  # fmt: skip
     assert listed["x"]["budget"]["cap"] == 0  # off until an admin sets a budget
     assert listed["instagram"]["budget"]["rolling"] is True
+
+
+async def test_x_out_of_credits_pauses_and_marks_the_budget_spent(people, fake_x, site):
+    ws = await _x_workspace(people, 100)
+    fake_x.matched_last_week = 20
+    column = await services.create_column(ws, _keyword(["x"]), actor_user_id=None)
+    [source] = await sources_of(column)
+    site.routes["/2/tweets/search/recent"] = _json(
+        {"title": "CreditsDepleted", "detail": "no credits", "type": "about:blank"}, 402
+    )
+    await polling.poll_source(ws, source, jitter=0)
+    row = await source_row(source)
+    assert row["state"] == "budget_paused"
+    assert "no credits" in row["last_error"]
+    used = await db.fetchval(
+        "SELECT units_used FROM provider_budget_ledger WHERE workspace_id = $1 AND provider = 'x'",
+        ws,
+    )
+    assert used == 100  # spent, and the reserved page is not given back
