@@ -136,11 +136,12 @@ async def test_quota_exceeded_pauses_only_the_youtube_source_until_googles_midni
 ):
     ws, _owner = await people.workspace()
     await services.set_credential(ws, "youtube", KEY)
-    column = await services.create_column(
-        ws, _keyword(["youtube", "mastodon"], "#climate"), actor_user_id=None
-    )
+    spec = _keyword(["youtube", "mastodon"], "#climate")
+    spec["spec"]["instances"] = ["social.example"]
+    column = await services.create_column(ws, spec, actor_user_id=None)
     youtube.search_reply = _google_error(403, "quotaExceeded")
-    site.routes["/api/v1/timelines/tag/climate"] = statuses_reply([status(1)])
+    # the test's Mastodon stand-in asks for the source's query as it is ("tag@instance")
+    site.routes["/api/v1/timelines/tag/climate%40social.example"] = statuses_reply([status(1)])
     assert await polling.run_due(seconds=5, jitter=0) == 2
     states = {
         r["provider"]: r
