@@ -22,6 +22,7 @@ from app.demo.http import DemoServer, DemoThread
 from app.demo.mastodon import DEMO_TOKEN as MASTODON_TOKEN
 from app.demo.mastodon import MastodonDemo
 from app.demo.sites import ArticleSite
+from app.demo.youtube import YouTubeDemo
 
 PORT_BASE = 8700  # make demo's servers listen on 8700, 8701, ...
 
@@ -45,6 +46,9 @@ SERVICES: tuple[DemoService, ...] = (
     DemoService("mastodon.social", ("https://mastodon.social",), 2, _mastodon("mastodon.social")),
     DemoService("chaos.social", ("https://chaos.social",), 3, _mastodon("chaos.social")),
     DemoService("fosstodon.org", ("https://fosstodon.org",), 4, _mastodon("fosstodon.org")),
+    DemoService(
+        "youtube", ("https://www.youtube.com", "https://www.googleapis.com"), 5, YouTubeDemo
+    ),
 )
 
 

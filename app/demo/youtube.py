@@ -28,6 +28,7 @@ from app.demo.http import DemoRequest, DemoResponse, DemoServer
 
 FEED_LIMIT = 15  # YouTube's channel feeds carry the last 15 uploads
 MAX_RESULTS = 50
+SNIPPET = 160  # search.list cuts descriptions short
 ATOM = "application/atom+xml; charset=UTF-8"
 
 
@@ -168,7 +169,8 @@ class YouTubeDemo(DemoServer):
         for post in self._videos():
             if after is not None and post.created_at <= after:
                 break  # newest first: the rest is older
-            haystack = " ".join((post.title, post.text, *post.topics, *post.hashtags)).lower()
+            # What the result shows: its title and the start of its description.
+            haystack = f"{post.title} {_description(post)[:SNIPPET]}".lower()
             if all(word in haystack for word in words):
                 found.append(post)
             if len(found) == limit:
@@ -202,7 +204,7 @@ class YouTubeDemo(DemoServer):
                 "channelId": channel_id(post.author),
                 # search.list sends its texts HTML-escaped, and descriptions cut short
                 "title": html.escape(post.title or post.text[:90]),
-                "description": html.escape(_description(post)[:160]),
+                "description": html.escape(_description(post)[:SNIPPET]),
                 "thumbnails": thumbs,
                 "channelTitle": html.escape(post.author.display_name),
                 "liveBroadcastContent": "none",
