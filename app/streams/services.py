@@ -1161,6 +1161,10 @@ def _finite(value: object) -> bool:
 
 async def finish(source: LeasedSource, outcome: Outcome, error: str) -> None:
     """Record a poll that brought nothing to store: failure, rate limit, pause, not found."""
+    if outcome.state == source.state:
+        # Failing again the same way: one statement, nobody to tell.
+        await _mark(None, source, outcome, error=error[:500], cursor=source.cursor, polled=False)
+        return
     async with db.workspace_tx(source.workspace_id) as tx:
         await _mark(tx, source, outcome, error=error[:500], cursor=source.cursor, polled=False)
         _publish_source(tx, source, outcome, {})
