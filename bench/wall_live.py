@@ -162,6 +162,7 @@ async def main() -> None:
     from app.core import redis as core_redis
 
     logging.basicConfig(level=logging.WARNING)
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     args = [a for a in sys.argv[1:] if not a.startswith("-")]
     sizes = [int(n) for n in (args[0] if args else "50,200").split(",")]
     count = int(args[1]) if len(args) > 1 else 40

@@ -59,7 +59,9 @@ class Client:
     def send(self, data: bytes) -> None:
         if self.behind:
             return
-        if self._size + len(data) > MAX_OUTBOX_BYTES:
+        # The limit bounds a backlog, not one state: a whole wall of ten full columns may be
+        # larger than it, and an empty outbox always takes it (else it could never catch up).
+        if self._size and self._size + len(data) > MAX_OUTBOX_BYTES:
             self.behind = True
             self._chunks.clear()
             self._size = 0

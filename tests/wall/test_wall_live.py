@@ -125,3 +125,14 @@ async def test_a_new_column_re_sends_the_wall(services, people, statuses):
     assert 'id="wall-columns"' in patch
     assert f'id="col-{added}"' in patch
     await stream.aclose()
+
+
+def test_a_state_larger_than_the_outbox_limit_still_reaches_an_empty_outbox():
+    from app.live.fanout import MAX_OUTBOX_BYTES, Client
+
+    client = Client(session_id=1)
+    big = b"x" * (MAX_OUTBOX_BYTES + 1)  # a wall of ten full columns can be this large
+    client.send(big)
+    assert not client.behind  # before: dropped and re-sent for ever, never delivered
+    client.send(b"patch")
+    assert client.behind  # behind it, a backlog beyond the limit still falls behind

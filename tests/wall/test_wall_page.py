@@ -206,3 +206,25 @@ async def test_load_older_pages_by_the_keyset_cursor(client, people):
     assert "Post 0 about" in older.text
     assert "Post 5 about" not in older.text
     assert "Load older" not in older.text  # nothing further
+
+
+async def test_search_over_stored_posts_and_save_it_as_a_column(client, people, statuses):
+    person = await _signed_in(client, people)
+    ws = person.workspace_id
+    column = await keyword_column(ws)
+    await add_item(ws, column, 1, html="<p>The levee held overnight</p>")
+    await add_item(ws, column, 2, html="<p>Traffic news</p>")
+    found = await client.get("/wall/search", params={"q": "levee"})
+    assert found.status_code == 200
+    assert "The levee held overnight" in found.text and "Traffic news" not in found.text
+    nothing = await client.get("/wall/search", params={"q": "volcano"})
+    assert "No stored post matches." in nothing.text
+    saved = await post_form(client, "/wall/search/save", {"q": "levee"})
+    assert saved.status_code == 303
+    row = await db.fetchrow(
+        "SELECT type, title, spec->>'query' AS q FROM stream_columns"
+        " WHERE workspace_id = $1 AND type = 'saved_search'",
+        ws,
+    )
+    assert (row["title"], row["q"]) == ("levee", "levee")
+    assert (await post_form(client, "/wall/search/save", {"q": ""})).status_code == 422
