@@ -216,7 +216,8 @@ async def test_search_over_stored_posts_and_save_it_as_a_column(client, people, 
     await add_item(ws, column, 2, html="<p>Traffic news</p>")
     found = await client.get("/wall/search", params={"q": "levee"})
     assert found.status_code == 200
-    assert "The levee held overnight" in found.text and "Traffic news" not in found.text
+    assert "The levee held overnight" in found.text
+    assert "Traffic news" not in found.text
     nothing = await client.get("/wall/search", params={"q": "volcano"})
     assert "No stored post matches." in nothing.text
     saved = await post_form(client, "/wall/search/save", {"q": "levee"})
