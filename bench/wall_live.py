@@ -42,6 +42,7 @@ from bench import live_fanout as fan  # noqa: E402
 fan.ARTICLE_ID = re.compile(rb'id="i-\d+-(\d+)"')  # the clients look for wall rows
 COLUMNS = 10
 PER_COLUMN = 40
+SEEDED = 45  # more than a page: "Load older" is already there, as in a busy column
 
 
 async def writer(workspace_id: int, count: int, per_second: float) -> None:
@@ -59,10 +60,13 @@ async def writer(workspace_id: int, count: int, per_second: float) -> None:
             "SELECT id FROM stream_columns WHERE workspace_id = $1 ORDER BY position", workspace_id
         )
     ]
+    first = 10_000 + int(await db.fetchval("SELECT count(*) FROM feed_items"))  # fresh per run
     start = time.monotonic()
     for n in range(count):
         await asyncio.sleep(max(0.0, start + n / per_second - time.monotonic()))
-        item = await add_item(workspace_id, columns[n % len(columns)], 10_000 + n, minutes=600 + n)
+        item = await add_item(
+            workspace_id, columns[n % len(columns)], first + n, minutes=600 + first + n
+        )
         print(item, time.time(), flush=True)  # after commit (and its notice)
     await core_redis.disconnect_redis()
     await db.disconnect()
@@ -118,7 +122,7 @@ async def _seed(workspace_id: int) -> None:
 
     for c in range(COLUMNS):
         column = await keyword_column(workspace_id, f"Column {c + 1}", f"#topic{c}")
-        for n in range(PER_COLUMN):
+        for n in range(SEEDED):
             await add_item(
                 workspace_id,
                 column,
