@@ -35,6 +35,7 @@ from app.streams.providers import (
     Page,
     Provider,
     ProviderError,
+    ProviderRefused,
     fetch,
     provider_for,
 )
@@ -232,6 +233,9 @@ async def _poll(source: LeasedSource, jitter: float, lease: leases.Lease) -> Non
         # Said the way feeds and imports say it ("The site had an error (HTTP 500)...").
         reason = failure_of(error.url, error).reason
         await services.finish(source, _failed(source, jitter), reason)
+        return
+    except ProviderRefused as error:
+        await services.mark_unsupported(source, error.message)  # until a key is added
         return
     except ProviderError as error:
         await services.finish(source, _failed(source, jitter), error.message)

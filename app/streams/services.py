@@ -14,6 +14,7 @@ Connections: removing one disables its sources; its columns stay and say why.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 from collections.abc import Iterable, Sequence
@@ -206,6 +207,19 @@ async def set_credential(workspace_id: int, provider: str, secret: str, label: s
             """,
             workspace_id, provider, label[:100], sealed,
         )  # fmt: skip
+        # Keyless sources the platform refused (Bluesky's search) may work with the key.
+        revived = await tx.fetch(
+            """
+            UPDATE stream_sources SET state = 'pending', last_error = '', next_poll_at = now()
+            WHERE workspace_id = $1 AND provider = $2 AND connection_id IS NULL
+              AND state = 'unsupported'
+            RETURNING (SELECT array_agg(column_id) FROM stream_column_sources
+                       WHERE source_id = stream_sources.id) AS columns
+            """,
+            workspace_id, provider,
+        )  # fmt: skip
+        if revived:
+            _publish_columns(tx, _flatten(row["columns"] for row in revived))
 
 
 async def remove_credential(workspace_id: int, provider: str) -> None:
@@ -777,8 +791,19 @@ def _workspace_key(workspace_id: int, provider: str, sealed: bytes | None) -> Cr
     if sealed is None:
         return None
     return Credential(
-        secret=unseal(sealed, context=vault_contexts.credential(workspace_id, provider))
+        secret=unseal(sealed, context=vault_contexts.credential(workspace_id, provider)),
+        save=functools.partial(_reseal_credential, workspace_id, provider),
     )
+
+
+async def _reseal_credential(workspace_id: int, provider: str, secret: str) -> None:
+    """A provider's refreshed secret (Bluesky's session tokens) back into the same row."""
+    sealed = seal(secret, context=vault_contexts.credential(workspace_id, provider))
+    async with db.workspace_tx(workspace_id) as tx:
+        await tx.execute(
+            "UPDATE stream_credentials SET sealed = $3 WHERE workspace_id = $1 AND provider = $2",
+            workspace_id, provider, sealed,
+        )  # fmt: skip
 
 
 async def workspace_credential(workspace_id: int, provider: str) -> Credential | None:
@@ -924,6 +949,7 @@ def claimed_credential(source: LeasedSource) -> Credential | None:
         connection_id=source.connection_id,
         instance=source.instance,
         handle=source.handle,
+        save=functools.partial(_reseal_connection, source.workspace_id, source.connection_id),
     )
 
 

@@ -18,7 +18,7 @@ KEYWORD = {
     "title": "Acampada",
     "spec": {
         "query": "acampada #acampada26",
-        "platforms": ["mastodon", "bluesky", "tiktok"],
+        "platforms": ["mastodon", "tiktok"],
         "instances": ["social.example"],
     },
 }
@@ -115,7 +115,7 @@ async def test_creating_a_keyword_column_resolves_sources_and_names_unsupported_
         ("mastodon", "search", "acampada26@social.example")
     ]
     unsupported = {u["platform"]: u["reason"] for u in column["unsupported_platforms"]}
-    assert set(unsupported) == {"bluesky", "tiktok"}  # no Bluesky provider on this server yet
+    assert set(unsupported) == {"tiktok"}
     assert column["aggregate_state"] == "pending"
     assert column["effective_interval_ms"] == 120_000
     assert "unsupported_platforms" not in column["spec"]

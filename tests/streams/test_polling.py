@@ -409,9 +409,15 @@ async def test_a_poll_that_lost_its_lease_writes_nothing(people, site, site_egre
     assert (await source_row(source_id))["state"] == "pending"
 
 
-async def test_a_source_this_server_cannot_read_is_unsupported_and_never_polled(people):
-    from app.streams import queries
+async def test_a_source_this_server_cannot_read_is_unsupported_and_never_polled(
+    people, monkeypatch
+):
+    from app.streams import providers, queries
 
+    # A server without the Bluesky provider (it registers itself on first use otherwise).
+    monkeypatch.setattr(providers, "_load_builtin", lambda: None)
+    monkeypatch.setitem(providers._registry, "bluesky", None)
+    monkeypatch.delitem(providers._registry, "bluesky")
     ws, _owner = await people.workspace()
     connection = await services.add_connection(ws, "bluesky", "desk.bsky.social", secret="pw")
     column = await services.create_column(

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
@@ -51,12 +52,19 @@ class CredentialRejected(ProviderError):
     retrying soon cannot help, so the source is `error` at once (still retried at the cap)."""
 
 
+class ProviderRefused(ProviderError):
+    """The platform refuses this without an account (Bluesky's keyless search, say): the
+    source is `unsupported` until the workspace gives the provider a key."""
+
+
 @dataclass(frozen=True)
 class Credential:
     secret: str  # the token or key, unsealed just for this call; never logged or stored
     connection_id: int | None = None  # None: the workspace's key for the provider
     instance: str = ""  # the connection's host, for instance-based providers
     handle: str = ""  # the connected account
+    # Seals a new secret into the same vault row (a provider's refreshed session tokens).
+    save: Callable[[str], Awaitable[None]] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -191,6 +199,7 @@ def provider_for(name: str) -> Provider | None:
 _BUILTIN = {
     "rss": ("app.streams.providers.rss", "RssProvider"),
     "mastodon": ("app.streams.providers.mastodon", "MastodonProvider"),
+    "bluesky": ("app.streams.providers.bluesky", "BlueskyProvider"),
     "youtube": ("app.streams.providers.youtube", "YouTubeProvider"),
     "x": ("app.streams.providers.x", "XProvider"),
     "instagram": ("app.streams.providers.instagram", "InstagramProvider"),
