@@ -484,8 +484,5 @@ class BlueskyDemo(DemoServer):
 
 
 def _matches(post: DemoPost, term: str) -> bool:
-    return (
-        term in post.text.lower()
-        or term in (t.lower() for t in post.hashtags)
-        or any(term == topic for topic in post.topics)
-    )
+    """Search as Bluesky's does, roughly: the word in the text or a hashtag of the post."""
+    return term in post.text.lower() or term in (t.lower() for t in post.hashtags)

@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.demo import bluesky
 from app.demo.content import ARTICLE_ORIGIN, DemoWorld
 from app.demo.http import DemoServer, DemoThread
 from app.demo.mastodon import DEMO_TOKEN as MASTODON_TOKEN
@@ -43,6 +44,7 @@ def _mastodon(host: str) -> Callable[[DemoWorld], DemoServer]:
 # 1 bluesky, 2-4 the Mastodon instances, 5 youtube (www.youtube.com and www.googleapis.com).
 SERVICES: tuple[DemoService, ...] = (
     DemoService("courier", (ARTICLE_ORIGIN,), 0, ArticleSite),
+    DemoService("bluesky", bluesky.ORIGINS, 1, bluesky.BlueskyDemo),
     DemoService("mastodon.social", ("https://mastodon.social",), 2, _mastodon("mastodon.social")),
     DemoService("chaos.social", ("https://chaos.social",), 3, _mastodon("chaos.social")),
     DemoService("fosstodon.org", ("https://fosstodon.org",), 4, _mastodon("fosstodon.org")),
