@@ -88,6 +88,7 @@ def test_depth_is_capped_and_skipped_end_tags_do_not_close_outer_ones() -> None:
     ],
 )
 def test_unterminated_constructs_are_linear(html: str) -> None:
-    started = time.perf_counter()
+    # CPU time, not wall time: other processes on a loaded machine must not fail it.
+    started = time.process_time()
     defuse(html)
-    assert time.perf_counter() - started < 1.0
+    assert time.process_time() - started < 1.0

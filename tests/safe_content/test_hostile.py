@@ -116,6 +116,6 @@ def test_stored_json_round_trip_stays_safe(case: Case) -> None:
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.category == "bombs"], ids=str)
 def test_work_bombs_are_fast(case: Case) -> None:
-    started = time.perf_counter()
+    started = time.process_time()
     render_html(from_html(case.html * 5))
-    assert time.perf_counter() - started < 2.0
+    assert time.process_time() - started < 2.0

@@ -277,6 +277,6 @@ def test_pathological_nesting_is_fast() -> None:
         "<a " * 100_000,
     ]
     for bomb in bombs:
-        started = time.perf_counter()
+        started = time.process_time()
         from_html(bomb)
-        assert time.perf_counter() - started < 3.0
+        assert time.process_time() - started < 3.0

@@ -273,7 +273,9 @@ async def test_arxiv_requests_keep_to_the_hosts_budget(site, site_egress, worksp
     times = [h.at for h in site.hits if h.path.startswith("/arxiv/")]
     assert len(times) == 3  # the API and two renderings
     gaps = [later - earlier for earlier, later in itertools.pairwise(times)]
-    assert min(gaps) >= 0.22, gaps
+    # Spaced by the budget (unbudgeted they come milliseconds apart); the margin is the
+    # loopback server's own delay in noting an arrival on a loaded machine.
+    assert min(gaps) >= 0.17, gaps
     assert (await latest_run(workspace, topic_id)).new == 2
 
 

@@ -56,6 +56,7 @@ async def test_the_worker_rides_out_a_redis_outage_and_runs_what_was_asked_meanw
         # The scheduler's first tick runs the new source.
         await eventually(lambda: _done(source_id), within=30)
 
+        before_outage = len(worker.output())
         private_redis.stop()
         await asyncio.sleep(3)  # several polls fail meanwhile
         # "Run now" during the outage: the row says so; the wake-up cannot be sent.
@@ -70,13 +71,15 @@ async def test_the_worker_rides_out_a_redis_outage_and_runs_what_was_asked_meanw
         await asyncio.sleep(5)
         assert worker.alive, worker.output()[-3000:]
 
+        during = worker.output()[before_outage:]
         private_redis.start()
         # Back: the worker reconciles at once and runs the source asked for meanwhile.
         await eventually(lambda: _finished_runs(source_id, 2), within=20)
         assert worker.alive
-        output = worker.output()
-        assert output.count("is unreachable") == 1, output[-3000:]
-        assert output.count("is reachable again") == 1, output[-3000:]
+        # Eight seconds of failed polls, one line. (Counted over the outage only: on a
+        # loaded machine a slow reply before it is a separate, rightly logged, blip.)
+        assert during.count("is unreachable") == 1, during[-3000:]
+        assert "is reachable again" in worker.output()[before_outage + len(during) :]
     finally:
         worker.stop()
 
