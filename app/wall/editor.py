@@ -23,7 +23,7 @@ from app.streams.platforms import (
     clamp_interval,
     floor_ms,
 )
-from app.streams.providers import provider_for
+from app.streams.providers import ProviderError, provider_for
 from app.streams.spec import MAX_ACCOUNTS
 from app.streams.types import ColumnType, ColumnView, SourceKind, Unsupported
 
@@ -183,6 +183,8 @@ def query_hints(query: str) -> list[Hint]:
             hints.append(Hint(name, p.label, False, _("not available on this server yet")))
         elif name in ("mastodon", "instagram"):
             hints.append(Hint(name, p.label, True, _("#%(t)s only") % {"t": adapted}))
+        elif p.ledger is not None and p.ledger.per_item:
+            hints.append(Hint(name, p.label, True, _("billed per post read, within its budget")))
         elif p.ledger is not None:
             hints.append(Hint(name, p.label, True, _("uses its daily quota")))
         else:
@@ -222,7 +224,7 @@ async def _check(workspace_id: int, line: str) -> AccountRow:
     try:
         async with asyncio.timeout(RESOLVE_TIMEOUT_S):
             actor = await resolver.resolve(provider, credential, canonical)
-    except (EgressError, TimeoutError):
+    except (EgressError, TimeoutError, ProviderError):  # ProviderError: e.g. X without its key
         return AccountRow(
             line,
             name,

@@ -143,3 +143,16 @@ def test_pasted_accounts_name_their_platform_by_shape():
         "provider": "rss",
         "handle": "@bob@mastodon.social",
     }
+
+
+async def test_an_x_account_without_the_workspace_key_is_unknown_not_an_error(
+    client, people, statuses
+):
+    await _editor(client, people)
+    response = await client.get(
+        "/wall/editor/accounts", params={"accounts": "x:@someone"}, headers=DS
+    )
+    assert response.status_code == 200
+    assert response.text.count("<li") == 1
+    hints = (await client.get("/wall/editor/hints?query=climate%20change", headers=DS)).text
+    assert "billed per post read" in hints
