@@ -107,7 +107,12 @@ def item_json(i: ItemView) -> dict[str, Any]:
         "content": i.content,  # the rich-text AST (app.safe_content): the only render source
         "plain_text": i.plain_text,
         "media": [
-            {"kind": m.get("kind"), "proxy_url": proxy, "alt": m.get("alt", "")}
+            {
+                "kind": m.get("kind"),
+                "proxy_url": proxy,
+                "alt": m.get("alt", ""),
+                "sensitive": m.get("sensitive") is True,  # veil it until the reader asks
+            }
             for m in i.media
             if (proxy := media_url(str(m.get("url", ""))))
         ],

@@ -32,7 +32,14 @@ from app.live.notices import publish_after_commit
 from app.safe_content import to_json
 from app.streams import platforms, queries, resolver, vault_contexts
 from app.streams.platforms import LedgerRule, adapt_query, clamp_interval, floor_ms
-from app.streams.providers import Credential, Page, ProviderError, dedup_key, provider_for
+from app.streams.providers import (
+    Credential,
+    MediaRef,
+    Page,
+    ProviderError,
+    dedup_key,
+    provider_for,
+)
 from app.streams.schedule import Outcome, window_start
 from app.streams.spec import form_of, parse_column
 from app.streams.types import (
@@ -1119,7 +1126,7 @@ async def store_page(source: LeasedSource, page: Page, outcome: Outcome) -> dict
         rows[key] = (
             key, item.remote_id[:500], item.author_handle[:300], item.author_ref[:500], item.url[:2000],
             item.created_at, to_json(item.content).decode(), item.plain_text[:20_000],
-            json.dumps([{"kind": m.kind, "url": m.url, "alt": m.alt[:500]} for m in item.media]),
+            json.dumps([_media_json(m) for m in item.media]),
             json.dumps({k: v for k, v in item.metrics.items() if _finite(v)}), item.expires_at,
             item.reposted_by[:300],
         )  # fmt: skip
@@ -1174,6 +1181,13 @@ async def store_page(source: LeasedSource, page: Page, outcome: Outcome) -> dict
             new[column_id] = new.get(column_id, 0) + 1
         _publish_source(tx, source, outcome, new)
     return new
+
+
+def _media_json(media: MediaRef) -> dict[str, Any]:
+    found: dict[str, Any] = {"kind": media.kind, "url": media.url, "alt": media.alt[:500]}
+    if media.sensitive:
+        found["sensitive"] = True
+    return found
 
 
 def _finite(value: object) -> bool:

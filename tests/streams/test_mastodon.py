@@ -130,7 +130,7 @@ def test_statuses_normalise_to_the_golden_ast_and_fields():
             "reposted_by": i.reposted_by,
             "url": i.url,
             "created_at": i.created_at.isoformat(),
-            "media": [[m.kind, m.url, m.alt] for m in i.media],
+            "media": [[m.kind, m.url, m.alt, m.sensitive] for m in i.media],
             "metrics": i.metrics,
             "plain_text": i.plain_text,
             "content": json.loads(to_json(i.content)),

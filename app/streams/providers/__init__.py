@@ -98,6 +98,7 @@ class MediaRef:
     kind: str  # "image" | "video"
     url: str  # the remote http(s) URL; pages see it only through the media proxy
     alt: str = ""
+    sensitive: bool = False  # marked sensitive (or behind a content warning): shown veiled
 
 
 @dataclass(frozen=True)

@@ -345,7 +345,10 @@ def _status_item(raw: dict[str, Any], host: str, reposted_by: str) -> RemoteItem
         content=content,
         plain_text=to_text(content),
         url=url if isinstance(url, str) and url.startswith(("https://", "http://")) else "",
-        media=_media(raw.get("media_attachments")),
+        media=_media(
+            raw.get("media_attachments"),
+            sensitive=raw.get("sensitive") is True or bool(_text(raw.get("spoiler_text"))),
+        ),
         metrics=_metrics(raw),
         reposted_by=reposted_by,
     )
@@ -387,7 +390,7 @@ def _time(value: object) -> datetime | None:
 _MEDIA_KINDS = {"image": "image", "gifv": "video", "video": "video"}
 
 
-def _media(value: object) -> tuple[MediaRef, ...]:
+def _media(value: object, *, sensitive: bool) -> tuple[MediaRef, ...]:
     refs = []
     for media in value if isinstance(value, list) else []:
         if not isinstance(media, dict):
@@ -397,7 +400,7 @@ def _media(value: object) -> tuple[MediaRef, ...]:
         if kind == "video":  # pages show the still; the video is a click away on the post
             kind, url = "image", _text(media.get("preview_url")) or url
         if kind and url.startswith(("https://", "http://")):
-            refs.append(MediaRef(kind, url, _text(media.get("description"))[:1500]))
+            refs.append(MediaRef(kind, url, _text(media.get("description"))[:1500], sensitive))
     return tuple(refs[:8])
 
 
