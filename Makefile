@@ -1,5 +1,5 @@
 # The workflow. `make run` and `make test` set up everything they need.
-.PHONY: run demo test lint format types bench messages clean help
+.PHONY: run demo test lint format types bench messages catalogs clean help
 
 help:
 	@echo "make run     - run Newsdesk (web + worker) on http://127.0.0.1:8000"
@@ -9,7 +9,8 @@ help:
 	@echo "make format  - ruff format and fix"
 	@echo "make types   - mypy"
 	@echo "make bench   - run the benchmarks in bench/"
-	@echo "make messages - extract UI text into app/locale/messages.pot"
+	@echo "make messages - extract UI text into app/locale/messages.pot and merge it into each catalogue"
+	@echo "make catalogs - compile the catalogues (.po -> .mo; set-up does this too)"
 	@echo "make clean   - remove .venv and the test data (keeps .data/run)"
 
 run:
@@ -39,6 +40,10 @@ messages:
 	mkdir -p app/locale
 	.venv/bin/pybabel extract -F babel.cfg -k _ -k N_ -k gettext -k ngettext:1,2 \
 		--no-location --sort-output -o app/locale/messages.pot .
+	.venv/bin/pybabel update -i app/locale/messages.pot -d app/locale -D messages --no-fuzzy-matching --ignore-obsolete
+
+catalogs:
+	.venv/bin/python -c "from app.core.i18n import compile_catalogs; compile_catalogs()"
 
 clean:
 	-scripts/services.sh stop test

@@ -32,3 +32,5 @@ if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ]; then
 fi
 PY="$ROOT/.venv/bin/python" scripts/vendor.sh 2>&1 | grep -v "is ignored" || true
 test -f static/vendor/datastar.js
+# The UI's translations: app/locale/*/LC_MESSAGES/messages.po -> .mo (not kept in git).
+.venv/bin/python -c "from app.core.i18n import compile_catalogs; compile_catalogs()"

@@ -12,7 +12,6 @@ from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from litestar import Request
@@ -40,16 +39,9 @@ def static_url(path: str) -> str:
     return f"/static/{path}?v={_static_version(path)}"
 
 
-def local_time(value: datetime | None, time_zone: str = "UTC", fmt: str = "%Y-%m-%d %H:%M") -> str:
-    if value is None:
-        return ""
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    try:
-        zone = ZoneInfo(time_zone)
-    except (KeyError, ValueError):
-        zone = ZoneInfo("UTC")
-    return value.astimezone(zone).strftime(fmt)
+def local_time(value: datetime | None, time_zone: str = "UTC", style: str = "datetime") -> str:
+    """A moment in the reader's language and time zone; styles: i18n.DATETIME_STYLES."""
+    return i18n.format_datetime(value, time_zone, style)
 
 
 def iso_time(value: datetime | None) -> str:
@@ -69,7 +61,12 @@ def make_environment() -> Environment:
     env.globals.update(
         static_url=static_url, stream=stream_attribute, language=i18n.active_language
     )
-    env.filters.update(local_time=local_time, iso_time=iso_time)
+    env.filters.update(
+        local_time=local_time,
+        iso_time=iso_time,
+        relative_time=i18n.format_relative,
+        number=i18n.format_number,
+    )
     return env
 
 

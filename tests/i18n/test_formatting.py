@@ -1,0 +1,73 @@
+"""Dates, times, numbers and relative times read as the reader's language says them."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from app.core import i18n
+from app.web.templating import local_time
+
+MOMENT = datetime(2026, 11, 30, 13, 5, 7, tzinfo=UTC)
+
+
+@pytest.fixture
+def speak():
+    tokens = []
+
+    def activate(language: str) -> None:
+        tokens.append(i18n.activate(language))
+
+    yield activate
+    for token in reversed(tokens):
+        i18n._active.reset(token)
+
+
+@pytest.mark.parametrize(("language", "expected"), [("en", "1,234"), ("de", "1.234")])
+def test_numbers_group_thousands_the_readers_way(speak, language, expected):
+    speak(language)
+    assert i18n.format_number(1234) == expected
+
+
+@pytest.mark.parametrize(
+    ("language", "style", "expected"),
+    [
+        ("en", "date", "Nov 30, 2026"),
+        ("de", "date", "30. Nov. 2026"),
+        ("de", "day_time", "30. Nov., 14:05"),
+        ("de", "day_time_seconds", "30. Nov., 14:05:07"),
+        ("de", "datetime", "30.11.26, 14:05"),
+    ],
+)
+def test_dates_read_in_the_readers_language_and_time_zone(speak, language, style, expected):
+    speak(language)
+    assert local_time(MOMENT, "Europe/Berlin", style) == expected
+
+
+def test_english_times_follow_english_clock_and_the_zone(speak):
+    speak("en")
+    assert local_time(MOMENT, "America/New_York", "day_time").replace("\u202f", " ") == (
+        "Nov 30, 8:05 AM"
+    )
+
+
+def test_an_unknown_time_zone_reads_as_utc(speak):
+    speak("de")
+    assert local_time(MOMENT, "Mars/Olympus", "day_time") == "30. Nov., 13:05"
+
+
+@pytest.mark.parametrize(
+    ("language", "ago", "ahead"),
+    [("en", "3 minutes ago", "in 2 hours"), ("de", "vor 3 Minuten", "in 2 Stunden")],
+)
+def test_relative_times(speak, language, ago, ahead):
+    speak(language)
+    assert i18n.format_relative(MOMENT, now=MOMENT + timedelta(minutes=3)) == ago
+    assert i18n.format_relative(MOMENT, now=MOMENT - timedelta(hours=2)) == ahead
+    assert i18n.format_relative(None) == ""
+
+
+def test_the_browser_header_picks_german_by_quality():
+    assert i18n.pick_language(None, "fr;q=0.9,de-CH;q=0.8,en;q=0.5") == "de"
+    assert i18n.pick_language(None, "en;q=0.5,de") == "de"
+    assert i18n.pick_language(None, "de;q=0") == "en"
+    assert i18n.pick_language("en", "de") == "en"  # the profile's choice wins

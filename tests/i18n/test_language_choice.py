@@ -1,0 +1,25 @@
+"""German is offered in the profile and picked from the browser before sign-in."""
+
+from tests.factories import post_form, sign_in
+
+
+async def test_pages_before_sign_in_follow_accept_language(client):
+    german = await client.get("/login", headers={"Accept-Language": "de-DE,de;q=0.9,en;q=0.8"})
+    assert '<html lang="de">' in german.text
+    english = await client.get("/login", headers={"Accept-Language": "en-GB"})
+    assert '<html lang="en">' in english.text
+
+
+async def test_the_profile_offers_german_and_keeps_it(client, people):
+    person = await people.member("editor")
+    await sign_in(client, person.email)
+    profile = await client.get("/settings/")
+    assert '<option value="de"' in profile.text and "Deutsch" in profile.text
+    saved = await post_form(
+        client,
+        "/settings/profile",
+        {"display_name": "Ada", "locale": "de", "time_zone": "Europe/Berlin"},
+    )
+    assert saved.status_code in (302, 303)
+    page = await client.get("/settings/", headers={"Accept-Language": "en"})
+    assert '<html lang="de">' in page.text
