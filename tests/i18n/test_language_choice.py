@@ -14,7 +14,8 @@ async def test_the_profile_offers_german_and_keeps_it(client, people):
     person = await people.member("editor")
     await sign_in(client, person.email)
     profile = await client.get("/settings/")
-    assert '<option value="de"' in profile.text and "Deutsch" in profile.text
+    assert '<option value="de"' in profile.text
+    assert "Deutsch" in profile.text
     saved = await post_form(
         client,
         "/settings/profile",
