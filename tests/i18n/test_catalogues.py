@@ -1,0 +1,87 @@
+"""The catalogues keep up with the code: every UI text extracted today has its German,
+and no translation changes a placeholder (a wrong one is a crash or a lie at run time).
+
+The extraction runs here, like `make messages`, so the test compares the code as it is
+with the catalogue in git. Added UI text? `make messages`, then translate it in
+app/locale/de/LC_MESSAGES/messages.po.
+"""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from babel.messages.catalog import Catalog, Message
+from babel.messages.pofile import read_po
+
+ROOT = Path(__file__).resolve().parents[2]
+LOCALE = ROOT / "app" / "locale"
+PLACEHOLDER = re.compile(r"%\([^)]+\)[a-z]|%[sdr]|\{[A-Za-z_][A-Za-z0-9_]*\}")
+
+
+@pytest.fixture(scope="module")
+def extracted(tmp_path_factory) -> Catalog:
+    pot = tmp_path_factory.mktemp("messages") / "messages.pot"
+    subprocess.run(
+        [
+            sys.executable, "-m", "babel.messages.frontend", "-q", "extract",
+            "-F", "babel.cfg", "-k", "_", "-k", "N_", "-k", "gettext", "-k", "ngettext:1,2",
+            "--no-location", "-o", str(pot), ".",
+        ],
+        cwd=ROOT,
+        check=True,
+    )  # fmt: skip
+    with pot.open("rb") as fh:
+        return read_po(fh)
+
+
+def catalogue(language: str) -> Catalog:
+    with (LOCALE / language / "LC_MESSAGES" / "messages.po").open("rb") as fh:
+        return read_po(fh, locale=language)
+
+
+def forms(value: object) -> list[str]:
+    return list(value) if isinstance(value, (list, tuple)) else [str(value or "")]
+
+
+def placeholders(text: str) -> list[str]:
+    return sorted(PLACEHOLDER.findall(text))
+
+
+def test_every_ui_text_has_its_german(extracted):
+    german = catalogue("de")
+    missing = []
+    for message in extracted:
+        if not message.id:
+            continue
+        translated: Message | None = german.get(message.id)
+        if translated is None or not all(forms(translated.string)) or translated.fuzzy:
+            missing.append(message.id)
+    assert missing == [], (
+        "UI text without German: run `make messages`, then translate these in "
+        f"app/locale/de/LC_MESSAGES/messages.po: {missing}"
+    )
+
+
+@pytest.mark.parametrize("language", ["de", "fr", "it", "es"])
+def test_translations_keep_the_placeholders(language):
+    wrong = []
+    for message in catalogue(language):
+        if not message.id:
+            continue
+        sources = forms(message.id)
+        for index, text in enumerate(forms(message.string)):
+            source = sources[min(index, len(sources) - 1)]
+            if text and placeholders(text) != placeholders(source):
+                wrong.append((source, text))
+    assert wrong == []
+
+
+@pytest.mark.parametrize(("language", "plurals"), [("de", 2), ("fr", 3), ("it", 3), ("es", 3)])
+def test_catalogues_carry_their_plural_rules(language, plurals):
+    assert catalogue(language).num_plurals == plurals
+
+
+def test_the_check_would_see_a_changed_placeholder():
+    assert placeholders("%(n)d Artikel von {name}") != placeholders("%(num)d articles by {name}")
