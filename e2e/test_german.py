@@ -18,7 +18,6 @@ PAGES = [
     "/wall",
     "/articles",
     "/articles/import",
-    "/imports",
     "/topics",
     "/activity",
     "/settings/",
@@ -32,11 +31,19 @@ OVERFLOWING = """() => {
     'button, label, a.button, nav a, .tabs a, h1, h2, th, select, summary'
   );
   const bad = [];
+  // Inside a strip that scrolls sideways (tab bars), items past the edge are reachable.
+  const inScroller = (el) => {
+    for (let p = el.parentElement; p; p = p.parentElement) {
+      if (['auto', 'scroll'].includes(getComputedStyle(p).overflowX)) return true;
+    }
+    return false;
+  };
   for (const el of boxes) {
     const rect = el.getBoundingClientRect();
-    if (!rect.width || getComputedStyle(el).visibility === 'hidden') continue;
+    // Visually hidden text (screen readers only) is 1 px wide by design.
+    if (rect.width <= 2 || rect.height <= 2 || getComputedStyle(el).visibility === 'hidden') continue;
     const spills = el.scrollWidth > el.clientWidth + 1 && getComputedStyle(el).overflowX !== 'auto';
-    if (rect.right > width + 1 || rect.left < -1 || spills) {
+    if ((rect.right > width + 1 || rect.left < -1) && !inScroller(el) || spills) {
       bad.push(`${el.tagName.toLowerCase()} "${el.textContent.trim().slice(0, 40)}"`);
     }
   }

@@ -15,11 +15,13 @@ TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 JINJA = re.compile(r"{{.*?}}|{%.*?%}|{#.*?#}", re.DOTALL)
 # Blocks that hold markup values (a class name), not text.
 VALUE_BLOCKS = re.compile(r"{%-?\s*block body_class\s*-?%}.*?{%-?\s*endblock\s*-?%}", re.DOTALL)
-EXAMPLE_URL = re.compile(r"https?://\S+")
+# Examples in placeholders: addresses, handles and host names (a.b, @a@b), channel ids.
+EXAMPLE_URL = re.compile(r"https?://\S+|@?[\w-]+(?:[.@][\w-]+)+|\bUC\w{10,}")
 WORD = re.compile(r"[A-Za-zÄÖÜäöüß]{2,}")
 READ_ATTRIBUTES = {"title", "aria-label", "placeholder", "alt"}
 # Names and tokens that read the same in every language.
 ALLOWED = {"Newsdesk", "arXiv", "RSS", "Atom", "PDF", "API", "URL", "URLs", "JSON", "Bearer"}
+ALLOWED |= {"Enter", "Esc", "Tab"}  # key names, as printed on keyboards
 
 
 class _Text(HTMLParser):
