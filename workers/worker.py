@@ -82,6 +82,10 @@ class PatientWorker(Worker):
     async def _poll_iteration(self) -> None:
         try:
             await super()._poll_iteration()
+            if self.outage.since is not None:
+                # A busy worker's poll may not touch Redis at all (arq reads the queue
+                # only with a free job slot): only an answer from Redis ends an outage.
+                await self.pool.ping()
         except REDIS_DOWN as error:
             await asyncio.sleep(self.outage.failed(error))
             return

@@ -1,0 +1,34 @@
+"""The worker's outage bookkeeping (workers.worker.PatientWorker), without processes."""
+
+from __future__ import annotations
+
+import socket
+import time
+
+from arq.connections import ArqRedis
+
+from workers.worker import PatientWorker
+
+
+async def _nothing(ctx: dict[str, object]) -> None:
+    return None
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def test_a_busy_worker_whose_poll_skips_redis_does_not_declare_it_back() -> None:
+    down = ArqRedis(host="127.0.0.1", port=_closed_port(), socket_connect_timeout=0.5)
+    worker = PatientWorker(functions=[_nothing], redis_pool=down, max_jobs=1)
+    try:
+        worker.outage.failed(ConnectionError("down"))
+        # Every job slot taken and the health record fresh: arq's poll asks Redis nothing.
+        worker.job_counter = worker.max_jobs
+        worker._last_health_check = time.time()
+        await worker._poll_iteration()
+        assert worker.outage.since is not None  # still down: nothing answered
+    finally:
+        await down.aclose()
