@@ -39,8 +39,8 @@ bench:
 messages:
 	mkdir -p app/locale
 	.venv/bin/pybabel extract -F babel.cfg -k _ -k N_ -k gettext -k ngettext:1,2 \
-		--no-location --sort-output -o app/locale/messages.pot .
-	.venv/bin/pybabel update -i app/locale/messages.pot -d app/locale -D messages --no-fuzzy-matching --ignore-obsolete
+		--no-location --sort-output --no-wrap -o app/locale/messages.pot .
+	.venv/bin/pybabel update -i app/locale/messages.pot -d app/locale -D messages --no-fuzzy-matching --ignore-obsolete --no-wrap
 
 catalogs:
 	.venv/bin/python -c "from app.core.i18n import compile_catalogs; compile_catalogs()"

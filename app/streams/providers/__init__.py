@@ -22,12 +22,15 @@ import importlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from app.core.i18n import _
 from app.safe_content import Document
 from app.streams.platforms import canonical_host
 from app.streams.types import SourceKind
+
+if TYPE_CHECKING:
+    from app.egress import Fetched
 
 
 class ProviderError(Exception):
@@ -240,3 +243,15 @@ def dedup_key(workspace_id: int, provider: str, canonical_id: str) -> str:
     however many connections or columns reached it."""
     raw = f"{workspace_id}|{provider}|{canonical_id.lower()}"
     return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def json_object(fetched: Fetched, platform: str) -> dict[str, Any]:
+    """An API answer's JSON object; anything else is a `ProviderError` naming the platform."""
+    try:
+        data = fetched.json()
+    except ValueError:
+        message = _("%(p)s answered with something other than JSON.")
+        raise ProviderError(message % {"p": platform}) from None
+    if not isinstance(data, dict):
+        raise ProviderError(_("%(p)s answered with an unexpected shape.") % {"p": platform})
+    return data

@@ -36,6 +36,7 @@ from app.streams.providers import (
     ProviderError,
     RemoteItem,
     canonical_id,
+    json_object,
 )
 from app.streams.types import SourceKind
 
@@ -85,12 +86,7 @@ class InstagramProvider(BaseProvider):
             headers={"Accept": "application/json"},
             accept_statuses=frozenset({400, 401, 403}),
         )
-        try:
-            data = fetched.json()
-        except ValueError:
-            raise ProviderError(_("Instagram answered with something other than JSON.")) from None
-        if not isinstance(data, dict):
-            raise ProviderError(_("Instagram answered with an unexpected shape."))
+        data = json_object(fetched, "Instagram")
         error = data.get("error")
         if fetched.status == 200 and not isinstance(error, dict):
             return data

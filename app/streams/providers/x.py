@@ -38,6 +38,7 @@ from app.streams.providers import (
     ProviderError,
     RemoteItem,
     canonical_id,
+    json_object,
 )
 from app.streams.types import SourceKind
 
@@ -136,12 +137,7 @@ class XProvider(BaseProvider):
             headers={"Authorization": f"Bearer {credential.secret}", "Accept": "application/json"},
             accept_statuses=frozenset({400, 401, 402, 403, 429}),
         )
-        try:
-            data = fetched.json()
-        except ValueError:
-            raise ProviderError(_("X answered with something other than JSON.")) from None
-        if not isinstance(data, dict):
-            raise ProviderError(_("X answered with an unexpected shape."))
+        data = json_object(fetched, "X")
         if fetched.status == 200:
             return data
         now = datetime.now(UTC)

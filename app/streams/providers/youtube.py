@@ -53,6 +53,7 @@ from app.streams.providers import (
     ProviderError,
     RemoteItem,
     canonical_id,
+    json_object,
 )
 from app.streams.types import SourceKind
 
@@ -269,12 +270,7 @@ class YouTubeProvider(BaseProvider):
             headers={"Accept": "application/json"},
             accept_statuses=frozenset({400, 401, 403}),
         )
-        try:
-            data = fetched.json()
-        except ValueError:
-            raise ProviderError(_("YouTube answered with something other than JSON.")) from None
-        if not isinstance(data, dict):
-            raise ProviderError(_("YouTube answered with an unexpected shape."))
+        data = json_object(fetched, "YouTube")
         if fetched.status != 200 or "error" in data:
             raise api_error(fetched.url, fetched.status, data, datetime.now(UTC))
         return data
