@@ -59,6 +59,11 @@ async def identify(scope: Scope) -> Viewer | None:
     return found.viewer if found else None
 
 
+def language_for(scope: Scope, viewer: Viewer | None) -> str:
+    """The viewer's chosen language, else the browser's (pages before sign-in)."""
+    return i18n.pick_language(viewer.locale if viewer else None, _header(scope, b"accept-language"))
+
+
 class AuthenticationMiddleware(ASGIMiddleware):
     scopes = (ScopeType.HTTP,)
     # Static files, probes and signed media need no identity (the media signature is the capability).
@@ -75,10 +80,7 @@ class AuthenticationMiddleware(ASGIMiddleware):
         scope["auth"] = (
             "token" if viewer and viewer.api_token_id else ("session" if viewer else None)
         )
-        language = i18n.pick_language(
-            viewer.locale if viewer else None, _header(scope, b"accept-language")
-        )
-        token = i18n.activate(language)
+        token = i18n.activate(language_for(scope, viewer))
         try:
             # Row-level security behind the request's own workspace filters.
             with db.bound_to(viewer.workspace_id if viewer else None):

@@ -8,6 +8,9 @@ small region telling them to sign in again, instead of an endless retry.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
 from urllib.parse import quote
 
 from litestar import MediaType, Request, Response
@@ -19,10 +22,13 @@ from litestar.exceptions import (
     ValidationException,
 )
 from litestar.response import Redirect, Template
+from litestar.response.base import ASGIResponse
+from litestar.types import Receive, Scope, Send
 
 from app.accounts.guards import NoWorkspace
-from app.accounts.middleware import API_PREFIX
+from app.accounts.middleware import API_PREFIX, identify, language_for
 from app.accounts.types import AccountError
+from app.core import i18n
 from app.core.i18n import _
 from app.web.pages import is_datastar
 from app.web.templating import render_block
@@ -36,6 +42,51 @@ def _is_api(request: Request) -> bool:
 
 def _json(status: int, detail: str) -> Response:
     return Response({"status_code": status, "detail": detail}, status_code=status)
+
+
+Handler = Callable[[Request, Exception], Response]
+
+
+class _InViewerLanguage(Response):
+    """An error response built and rendered in the viewer's language.
+
+    Litestar renders an exception handler's response after the middleware that
+    activated the language has unwound (and before any middleware ran, for an
+    unknown address or a refused CSRF token), so this identifies the viewer
+    itself when needed and builds the real response inside their language.
+    """
+
+    def __init__(self, build: Callable[[], Response]) -> None:
+        super().__init__(content=None)
+        self.build = build
+
+    def to_asgi_response(self, app: Any, request: Request, **kwargs: Any) -> ASGIResponse:
+        return _LocalisedASGI(self.build, app, request, kwargs)
+
+
+class _LocalisedASGI(ASGIResponse):
+    def __init__(
+        self, build: Callable[[], Response], app: Any, request: Request, kwargs: dict[str, Any]
+    ) -> None:
+        self.build, self.app, self.request, self.kwargs = build, app, request, kwargs
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if "user" not in scope:  # the authentication middleware did not run
+            scope["user"] = await identify(scope)
+        token = i18n.activate(language_for(scope, scope["user"]))
+        try:
+            response = self.build().to_asgi_response(self.app, self.request, **self.kwargs)
+            await response(scope, receive, send)
+        finally:
+            i18n._active.reset(token)
+
+
+def _in_viewer_language(handler: Handler) -> Handler:
+    @wraps(handler)
+    def localised(request: Request, error: Exception) -> Response:
+        return _InViewerLanguage(lambda: handler(request, error))
+
+    return localised
 
 
 def _error_page(request: Request, status: int, title: str, detail: str) -> Response:
@@ -119,12 +170,15 @@ def server_error(request: Request, error: Exception) -> Response:
 
 
 EXCEPTION_HANDLERS = {
-    NotAuthorizedException: not_signed_in,
-    NoWorkspace: no_workspace,
-    PermissionDeniedException: forbidden,
-    NotFoundException: not_found,
-    ValidationException: bad_request,
-    AccountError: account_error,
-    HTTPException: http_error,
-    Exception: server_error,
+    error: _in_viewer_language(handler)
+    for error, handler in {
+        NotAuthorizedException: not_signed_in,
+        NoWorkspace: no_workspace,
+        PermissionDeniedException: forbidden,
+        NotFoundException: not_found,
+        ValidationException: bad_request,
+        AccountError: account_error,
+        HTTPException: http_error,
+        Exception: server_error,
+    }.items()
 }
