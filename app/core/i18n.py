@@ -117,6 +117,7 @@ DATETIME_STYLES = {
     "day_time": "short",  # Nov 30, 2:05 PM / 30. Nov., 14:05 (day and month, no year)
     "day_time_seconds": "medium",
     "datetime": "short",  # 30/11/2026, 14:05 / 30.11.26, 14:05
+    "time": "short",  # 2:05 PM / 14:05
 }
 
 
@@ -130,6 +131,8 @@ def format_datetime(
     pattern = DATETIME_STYLES.get(style, style)
     if style == "date":
         return dates.format_skeleton(pattern, local, tzinfo=local.tzinfo, locale=locale)
+    if style == "time":
+        return dates.format_time(local, pattern, tzinfo=local.tzinfo, locale=locale)
     if style.startswith("day_time"):
         day = dates.format_skeleton("MMMd", local, locale=locale)
         time = dates.format_time(local, pattern, tzinfo=local.tzinfo, locale=locale)

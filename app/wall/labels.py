@@ -81,7 +81,7 @@ def status(column: ColumnView, time_zone: str) -> Status:
     """The column's aggregate state, as seed 003 section 3.5 asks it to be shown."""
     state = column.aggregate_state
     at = _last_polled(column)
-    hhmm = local_time(at, time_zone, "%H:%M") if at else ""
+    hhmm = local_time(at, time_zone, "time") if at else ""
     failing = tuple(
         f"{_source_name(column, s.provider, s.label)}: {s.last_error or source_state_label(s.state)}"
         for s in column.sources
@@ -117,7 +117,7 @@ def status(column: ColumnView, time_zone: str) -> Status:
 def _paused_lines(column: ColumnView) -> tuple[str, ...]:
     out = []
     for s in column.sources:
-        until = local_time(s.next_poll_at, "UTC", "%H:%M UTC")
+        until = local_time(s.next_poll_at, "UTC", "time") + " UTC"
         name = platform_label(s.provider)
         if s.state == SourceState.RATE_LIMITED:
             out.append(
