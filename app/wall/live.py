@@ -6,8 +6,9 @@ that header, a saved item's state as that item. The whole wall goes out only
 on (re)connect, or when the columns themselves change (added, removed, moved,
 widened, or a column's list appears or goes).
 
-Between notices the view keeps each column's page: a notice for one column
-re-reads that column only.
+Between notices the view keeps the wall: a notice that names only columns
+(a poll's new items) re-reads those columns' headers, pages and saves, not the
+whole wall; anything else (the columns, imports) re-reads every header.
 """
 
 from __future__ import annotations
@@ -67,6 +68,37 @@ async def load_wall(workspace_id: int, pages: dict[int, ItemPage] | None = None)
     return Wall(tuple(columns), await queries.saves(workspace_id, items))
 
 
+async def reload_columns(workspace_id: int, wall: Wall, column_ids: set[int]) -> Wall | None:
+    """`wall` with these columns' headers, pages and saves read again.
+
+    None when one of them is new or gone: the wall changed, read it whole.
+    """
+    known = {c.column.id: c for c in wall.columns}
+    fresh: dict[int, WallColumn] = {}
+    for column_id in column_ids:
+        view = await streams.column_view(workspace_id, column_id)
+        if view is None or column_id not in known:
+            return None
+        page = await streams.column_items(workspace_id, column_id, None, PAGE_SIZE)
+        fresh[column_id] = WallColumn(view, known[column_id].width, page)
+    columns = tuple(fresh.get(c.column.id, c) for c in wall.columns)
+    kept = {item.id for c in columns if c.column.id not in fresh for item in c.page.items}
+    saves = {item: save for item, save in wall.saves.items() if item in kept}
+    saves |= await queries.saves(workspace_id, (i.id for c in fresh.values() for i in c.page.items))
+    return Wall(columns, saves)
+
+
+def _only_columns(changed: set[str]) -> set[int] | None:
+    """The column ids when every changed topic is one column's; None otherwise."""
+    ids = set()
+    for topic in changed:
+        column = topic[len(COLUMN_PREFIX) :] if topic.startswith(COLUMN_PREFIX) else ""
+        if not column.isdigit():
+            return None
+        ids.add(int(column))
+    return ids
+
+
 def wall_context(wall: Wall, viewer: Any) -> dict[str, Any]:
     """What the wall's regions need (shared: `viewer` is an Audience there)."""
     return {
@@ -89,8 +121,16 @@ class WallView(LiveView):
         self.topics = frozenset({COLUMNS_TOPIC, ALL_COLUMNS, IMPORTS_TOPIC})
         self.key = ("wall", workspace_id, self.audience)
         self._pages: dict[int, ItemPage] = {}
+        self._wall: Wall | None = None
 
     async def load(self, changed: set[str]) -> dict[str, Any]:
+        column_ids = _only_columns(changed)
+        if self._wall is not None and column_ids:
+            wall = await reload_columns(self.workspace_id, self._wall, column_ids)
+            if wall is not None:
+                self._wall = wall
+                self._pages = {c.column.id: c.page for c in wall.columns}
+                return wall_context(wall, self.audience)
         if EVERYTHING in changed or ALL_COLUMNS in changed:
             self._pages.clear()
         for topic in changed:
@@ -98,6 +138,7 @@ class WallView(LiveView):
                 self._pages.pop(int(topic[len(COLUMN_PREFIX) :]), None)
         wall = await load_wall(self.workspace_id, self._pages)
         self._pages = {c.column.id: c.page for c in wall.columns}
+        self._wall = wall
         return wall_context(wall, self.audience)
 
     def render_state(self, model: dict[str, Any]) -> list[str]:

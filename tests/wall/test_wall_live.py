@@ -8,6 +8,7 @@ import pytest
 from app.core import db
 from app.live.fanout import fanout
 from app.live.streams import live
+from app.streams import queries as streams
 from app.wall import services as wall_services
 from app.wall.live import WallView
 from tests.live.helpers import next_event, stream_request
@@ -64,6 +65,26 @@ async def test_a_new_item_is_one_prepend_into_its_column_rendered_once(
     assert f'id="i-{floods}-{newer}"' in patch
     await one.aclose()
     await two.aclose()
+
+
+async def test_a_new_item_re_reads_only_its_columns_header(services, people, statuses, monkeypatch):
+    editor = await people.member("editor")
+    ws = editor.workspace_id
+    floods = await keyword_column(ws, "Floods")
+    fires = await keyword_column(ws, "Fires", "#fires")
+    await add_item(ws, floods, 1)
+    stream = await _wall_stream(editor.user_id, ws)
+    assert "Post 1 about" in await next_event(stream)
+    read: list[object] = []
+    every, one = streams.list_columns, streams.column_view
+    monkeypatch.setattr(streams, "list_columns", lambda w: read.append("all") or every(w))
+    monkeypatch.setattr(streams, "column_view", lambda w, c: read.append(c) or one(w, c))
+
+    item = await add_item(ws, fires, 2, html="<p>Smoke over the hills</p>")
+    patch = await next_event(stream)
+    assert f'id="i-{fires}-{item}"' in patch
+    assert read == [fires]  # not every column's header (issue 11: a notice per post)
+    await stream.aclose()
 
 
 async def test_state_changes_patch_the_header_and_saves_patch_the_item(services, people, statuses):
