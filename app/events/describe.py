@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from app.core.i18n import gettext, ngettext
+from app.core.i18n import format_number, gettext, ngettext
 from app.events.types import EventView
 
 
@@ -128,14 +128,19 @@ def _joined(event: EventView) -> bool:
 def _import_detail(data: dict[str, Any]) -> str:
     """ "12 saved, 3 duplicates, 1 failed" for a finished import."""
     saved = int(data.get("saved", 0))
-    parts = [ngettext("%(n)d saved", "%(n)d saved", saved) % {"n": saved}]
-    for key, one, many in (
-        ("duplicates", N_("%(n)d duplicate"), N_("%(n)d duplicates")),
-        ("errors", N_("%(n)d failed"), N_("%(n)d failed")),
-    ):
-        n = int(data.get(key, 0))
-        if n:
-            parts.append(ngettext(one, many, n) % {"n": n})
+    duplicates = int(data.get("duplicates", 0))
+    failed = int(data.get("errors", 0))
+    # ngettext spelled out each time: extraction records the plural pair only from a call.
+    parts = [ngettext("%(n)s saved", "%(n)s saved", saved) % {"n": format_number(saved)}]
+    if duplicates:
+        parts.append(
+            ngettext("%(n)s duplicate", "%(n)s duplicates", duplicates)
+            % {"n": format_number(duplicates)}
+        )
+    if failed:
+        parts.append(
+            ngettext("%(n)s failed", "%(n)s failed", failed) % {"n": format_number(failed)}
+        )
     return ", ".join(parts)
 
 
@@ -146,9 +151,11 @@ def _detail(event: EventView) -> str:
         return ""
     new = int(event.data.get("new", 0))
     failed = int(event.data.get("failures", 0))
-    text = ngettext("%(n)d new article", "%(n)d new articles", new) % {"n": new}
+    text = ngettext("%(n)s new article", "%(n)s new articles", new) % {"n": format_number(new)}
     if failed:
-        text += ", " + ngettext("%(n)d failed", "%(n)d failed", failed) % {"n": failed}
+        text += ", " + ngettext("%(n)s failed", "%(n)s failed", failed) % {
+            "n": format_number(failed)
+        }
     if event.data.get("status") == "failed":
         text = gettext("the run failed")
     return text

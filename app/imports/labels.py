@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.articles.labels import warning_label
-from app.core.i18n import gettext, ngettext
+from app.core.i18n import format_number, gettext, ngettext
 from app.imports.types import JobView
 
 
@@ -34,6 +34,11 @@ ITEM_STATES = {
 
 def _n(singular: str, plural: str, num: int) -> str:
     return ngettext(singular, plural, num) % {"num": num}
+
+
+def _count(singular: str, plural: str, num: int) -> str:
+    """A count as its reader writes numbers: "1.234 Duplikate"."""
+    return ngettext(singular, plural, num) % {"num": format_number(num)}
 
 
 def job_status_label(value: str) -> str:
@@ -67,14 +72,14 @@ def summary(job: JobView) -> str:
     c = job.counters
     parts = []
     if c.duplicates:
-        parts.append(_n("%(num)d duplicate", "%(num)d duplicates", c.duplicates))
+        parts.append(_count("%(num)s duplicate", "%(num)s duplicates", c.duplicates))
     if c.warnings:
-        parts.append(_n("%(num)d warning", "%(num)d warnings", c.warnings))
+        parts.append(_count("%(num)s warning", "%(num)s warnings", c.warnings))
     if c.errors:
-        parts.append(_n("%(num)d error", "%(num)d errors", c.errors))
+        parts.append(_count("%(num)s error", "%(num)s errors", c.errors))
     if c.cancelled:
-        parts.append(_n("%(num)d cancelled", "%(num)d cancelled", c.cancelled))
-    head = f"{c.finished} / {c.total}"
+        parts.append(_count("%(num)s cancelled", "%(num)s cancelled", c.cancelled))
+    head = f"{format_number(c.finished)} / {format_number(c.total)}"
     return head + (" — " + ", ".join(parts) if parts else "")
 
 

@@ -95,7 +95,7 @@ function showPill(column) {
   if (!pill) return;
   const count = unseen.get(column) || 0;
   pill.hidden = count === 0;
-  pill.textContent = count === 1 ? pill.dataset.one || "1 new" : (pill.dataset.many || "{n} new").replace("{n}", count);
+  pill.textContent = count === 1 ? pill.dataset.one || "1 new" : (pill.dataset.many || "{n} new").replace("{n}", count.toLocaleString(document.documentElement.lang || undefined));
 }
 
 function scrollerOf(column) {

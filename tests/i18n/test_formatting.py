@@ -71,3 +71,24 @@ def test_the_browser_header_picks_german_by_quality():
     assert i18n.pick_language(None, "en;q=0.5,de") == "de"
     assert i18n.pick_language(None, "de;q=0") == "en"
     assert i18n.pick_language("en", "de") == "en"  # the profile's choice wins
+
+
+def test_import_progress_counts_group_thousands_in_german(speak):
+    from types import SimpleNamespace
+
+    from app.imports.labels import summary
+    from app.imports.types import Counters
+
+    speak("de")
+    counters = Counters(total=5000, saved=1000, duplicates=1234, errors=0, warnings=0, cancelled=0)
+    label = summary(SimpleNamespace(counters=counters))  # type: ignore[arg-type]
+    assert label == "2.234 / 5.000 — 1.234 Duplikate"
+
+
+def test_activity_counts_group_thousands_in_german(speak):
+    from app.events.describe import _import_detail
+
+    speak("de")
+    assert _import_detail({"saved": 1234, "duplicates": 2000}) == (
+        "1.234 gespeichert, 2.000 Duplikate"
+    )
