@@ -11,6 +11,7 @@ row-level security holds it as in production.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import AsyncIterator
 from urllib.parse import urlsplit, urlunsplit
@@ -118,7 +119,16 @@ def _truncate_sql() -> str:
 @pytest.fixture
 async def clean_db(database: None) -> None:
     """Empty tables for this test."""
-    await as_owner(_truncate_sql())  # the app's role may not TRUNCATE
+    # The browser suite's worker keeps polling while a test resets the tables, and
+    # PostgreSQL may pick this TRUNCATE as a deadlock's victim: that is a retry, not a fault.
+    for attempt in range(5):
+        try:
+            await as_owner(_truncate_sql())  # the app's role may not TRUNCATE
+            return
+        except asyncpg.exceptions.DeadlockDetectedError:
+            if attempt == 4:
+                raise
+            await asyncio.sleep(0.1 * (attempt + 1))
 
 
 @pytest.fixture(scope="session")
