@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, tzinfo
+from zoneinfo import ZoneInfo
 
 import idna
 
@@ -19,6 +20,8 @@ from app.articles.urls import InvalidUrl, normalize_url
 from app.core.i18n import _
 from app.streams.types import ColumnType, SourceKind, Unsupported
 
+# Google renews a key's daily quota at its own midnight, Pacific time.
+QUOTA_RESET_ZONE = ZoneInfo("America/Los_Angeles")
 MIN_INTERVAL_MS = 60_000  # a person may ask for no faster than this
 MAX_INTERVAL_MS = 3_600_000  # ... and no slower
 DEFAULT_INTERVAL_MS: dict[ColumnType, int] = {
@@ -43,6 +46,9 @@ class LedgerRule:
     # after its first use; using it again meanwhile is free. Not per fixed window.
     rolling: bool = False
     unit_label: str = "calls"  # what the units are, for people
+    # Day windows that start at this zone's midnight instead of UTC's: Google renews a key's
+    # daily quota at midnight Pacific time.
+    zone: tzinfo | None = None
 
 
 @dataclass(frozen=True)
@@ -71,7 +77,11 @@ PLATFORMS: dict[str, Platform] = {
             frozenset({SourceKind.SEARCH, SourceKind.AUTHOR}),
             workspace_key=True,
             ledger=LedgerRule(
-                "yt_search_calls", timedelta(days=1), 90, frozenset({SourceKind.SEARCH})
+                "yt_search_calls",
+                timedelta(days=1),
+                90,
+                frozenset({SourceKind.SEARCH}),
+                zone=QUOTA_RESET_ZONE,
             ),
         ),
         Platform(

@@ -369,7 +369,7 @@ async def ledger_used(workspace_id: int, provider: str, rule: LedgerRule, now: d
         value = await db.fetchval(
             "SELECT units_used FROM provider_budget_ledger WHERE workspace_id = $1"
             " AND provider = $2 AND bucket = $3 AND window_start = $4",
-            workspace_id, provider, rule.bucket, window_start(now, rule.window),
+            workspace_id, provider, rule.bucket, window_start(now, rule.window, rule.zone),
         )  # fmt: skip
     return int(value or 0)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime, time, timedelta, tzinfo
 
 from app.streams.types import AggregateState, SourceState, SourceView
 
@@ -74,10 +74,24 @@ def budget_paused(window_end: datetime, now: datetime, failures: int) -> Outcome
     )
 
 
-def window_start(now: datetime, window: timedelta) -> datetime:
-    """The ledger window `now` falls in: windows start at multiples of `window` since the epoch."""
+def window_start(now: datetime, window: timedelta, zone: tzinfo | None = None) -> datetime:
+    """The ledger window `now` falls in: windows start at multiples of `window` since the epoch,
+    or, with a `zone`, at that zone's midnight (one-day windows: Google's quota day)."""
+    if zone is not None:
+        local = now.astimezone(zone)
+        return datetime.combine(local.date(), time.min, tzinfo=zone).astimezone(now.tzinfo)
     epoch = datetime(1970, 1, 1, tzinfo=now.tzinfo)
     return epoch + window * ((now - epoch) // window)
+
+
+def window_end(start: datetime, window: timedelta, zone: tzinfo | None = None) -> datetime:
+    """When the window that began at `start` ends: the next local midnight with a `zone`
+    (23 or 25 hours on the days clocks change), else `start + window`."""
+    if zone is not None:
+        local = start.astimezone(zone)
+        after = datetime.combine(local.date() + timedelta(days=1), time.min, tzinfo=zone)
+        return after.astimezone(start.tzinfo)
+    return start + window
 
 
 # A column's state: the worst of its sources (seed 003 section 3.5) -----------------------------

@@ -40,7 +40,7 @@ from app.streams.providers import (
     dedup_key,
     provider_for,
 )
-from app.streams.schedule import Outcome, window_start
+from app.streams.schedule import Outcome, window_end, window_start
 from app.streams.spec import form_of, parse_column
 from app.streams.types import (
     COLUMNS_TOPIC,
@@ -985,7 +985,7 @@ async def reserve_ledger(
     now = now or datetime.now(UTC)
     if rule.rolling:
         return await _reserve_rolling(workspace_id, provider, rule, subject, now)
-    start = window_start(now, rule.window)
+    start = window_start(now, rule.window, rule.zone)
     async with db.workspace_tx(workspace_id) as tx:
         await tx.execute(
             """
@@ -1009,7 +1009,7 @@ async def reserve_ledger(
             """,
             workspace_id, provider, rule.bucket, start, wanted, rule.min_units,
         )  # fmt: skip
-    end = start + rule.window
+    end = window_end(start, rule.window, rule.zone)
     if granted is None:
         return Grant(0, start, end, reason=_("The budget for this period is spent."))
     return Grant(int(granted), start, end)
@@ -1075,7 +1075,7 @@ async def exhaust_ledger(workspace_id: int, provider: str, *, now: datetime | No
     rule = platforms.PLATFORMS[provider].ledger
     if rule is None or rule.rolling:
         return
-    start = window_start(now or datetime.now(UTC), rule.window)
+    start = window_start(now or datetime.now(UTC), rule.window, rule.zone)
     async with db.workspace_tx(workspace_id) as tx:
         await tx.execute(
             "UPDATE provider_budget_ledger SET units_used = greatest(units_used, units_cap)"
@@ -1092,7 +1092,7 @@ async def set_ledger_cap(workspace_id: int, provider: str, cap: int) -> None:
     if cap < 0:
         raise StreamsError(_("The cap cannot be negative."), field="cap")
     rule = p.ledger
-    start = window_start(datetime.now(UTC), rule.window)
+    start = window_start(datetime.now(UTC), rule.window, rule.zone)
     async with db.workspace_tx(workspace_id) as tx:
         await tx.execute(
             """

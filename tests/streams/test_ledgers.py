@@ -13,21 +13,22 @@ IG = PLATFORMS["instagram"].ledger
 WEEK = timedelta(days=7)
 
 
-async def test_youtube_search_calls_roll_over_at_the_utc_day_boundary(people):
+async def test_youtube_search_calls_roll_over_at_googles_midnight_pacific(people):
     ws, _owner = await people.workspace()
     await services.set_ledger_cap(ws, "youtube", 2)
-    evening = datetime(2026, 12, 1, 23, 59, 30, tzinfo=UTC)
+    evening = datetime(2026, 12, 2, 7, 59, 30, tzinfo=UTC)  # 23:59:30 in California
     assert (await services.reserve_ledger(ws, "youtube", YT, now=evening)).units == 1
     assert (await services.reserve_ledger(ws, "youtube", YT, now=evening)).units == 1
     spent = await services.reserve_ledger(ws, "youtube", YT, now=evening)
     assert spent.units == 0
     assert spent.state == SourceState.BUDGET_PAUSED
-    assert spent.frees_at == datetime(2026, 12, 2, tzinfo=UTC)  # the next window, not 24 h on
+    # Google's next quota day (08:00 UTC in winter), not UTC midnight nor 24 h on
+    assert spent.frees_at == datetime(2026, 12, 2, 8, tzinfo=UTC)
 
-    morning = datetime(2026, 12, 2, 0, 0, 5, tzinfo=UTC)
+    morning = datetime(2026, 12, 2, 8, 0, 5, tzinfo=UTC)
     fresh = await services.reserve_ledger(ws, "youtube", YT, now=morning)
     assert fresh.units == 1
-    assert fresh.window_start == datetime(2026, 12, 2, tzinfo=UTC)
+    assert fresh.window_start == datetime(2026, 12, 2, 8, tzinfo=UTC)
     caps = await db.fetch(
         "SELECT window_start, units_used, units_cap FROM provider_budget_ledger"
         " WHERE workspace_id = $1 ORDER BY window_start",

@@ -1,13 +1,21 @@
 """The wall's pure rules: spec validation, interval clamps, query adaptation, next polls, column states."""
 
 from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 import pytest
 
 from app.streams.platforms import PLATFORMS, adapt_query, canonical_handle, clamp_interval, floor_ms
 from app.streams.providers import dedup_key
 from app.streams.queries import CursorInvalid, decode_cursor, effective_interval_ms, encode_cursor
-from app.streams.schedule import after_failure, after_rate_limit, after_success, aggregate_state
+from app.streams.schedule import (
+    after_failure,
+    after_rate_limit,
+    after_success,
+    aggregate_state,
+    window_end,
+    window_start,
+)
 from app.streams.spec import parse_column
 from app.streams.types import (
     ColumnType,
@@ -256,3 +264,16 @@ def test_canonical_ids_are_lower_case_and_host_qualified_for_instances():
     assert canonical_id("AbC") == "abc"
     assert canonical_id("109", "Bücher.Example:443") == "xn--bcher-kva.example/109"
     assert canonical_id("109", "social.example:8443") == "social.example:8443/109"
+
+
+def test_zoned_day_windows_follow_the_zones_midnight_across_clock_changes():
+    la = ZoneInfo("America/Los_Angeles")
+    day = timedelta(days=1)
+    # 2027-03-14: clocks go forward in California, so that quota day lasts 23 hours.
+    now = datetime(2027, 3, 14, 12, 0, tzinfo=UTC)
+    start = window_start(now, day, la)
+    assert start == datetime(2027, 3, 14, 8, 0, tzinfo=UTC)  # midnight PST
+    assert window_end(start, day, la) == datetime(2027, 3, 15, 7, 0, tzinfo=UTC)  # midnight PDT
+    # Without a zone, windows stay multiples of the length since the epoch.
+    assert window_start(now, day) == datetime(2027, 3, 14, tzinfo=UTC)
+    assert window_end(window_start(now, day), day) == datetime(2027, 3, 15, tzinfo=UTC)

@@ -33,7 +33,6 @@ import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urlencode
-from zoneinfo import ZoneInfo
 
 from lxml import etree
 
@@ -41,6 +40,7 @@ from app.core.i18n import _
 from app.egress import EgressError, HttpStatusError, RateLimited, egress
 from app.safe_content import Document, Em, Link, Paragraph, Strong, Text, from_text, to_text
 from app.safe_content.urls import http_url
+from app.streams.platforms import QUOTA_RESET_ZONE
 from app.streams.providers import (
     Actor,
     BaseProvider,
@@ -55,6 +55,7 @@ from app.streams.providers import (
     canonical_id,
     json_object,
 )
+from app.streams.schedule import window_end, window_start
 from app.streams.types import SourceKind
 
 log = logging.getLogger(__name__)
@@ -68,7 +69,7 @@ MAX_RESULTS = 50  # search.list and videos.list take at most 50
 MAX_TEXT = 5_000
 FEED_MAX_BYTES = 2_000_000
 PAGE_MAX_BYTES = 3_000_000  # a channel page is big; the canonical link is in its head
-QUOTA_RESET_ZONE = ZoneInfo("America/Los_Angeles")  # Google resets daily quotas at its midnight
+_DAY = timedelta(days=1)
 ATTRIBUTION = "Watch on YouTube"
 
 _CHANNEL_ID = re.compile(r"UC[A-Za-z0-9_-]{22}")
@@ -109,10 +110,10 @@ def uploads_without_shorts(channel_id: str) -> str:
 
 
 def next_quota_reset(now: datetime) -> datetime:
-    """The next midnight in Pacific time, when Google renews a key's daily quota (UTC)."""
-    local = now.astimezone(QUOTA_RESET_ZONE)
-    midnight = datetime.combine(local.date() + timedelta(days=1), datetime.min.time())
-    return midnight.replace(tzinfo=QUOTA_RESET_ZONE).astimezone(UTC)
+    """The next midnight in Pacific time, when Google renews a key's daily quota (UTC):
+    the end of the ledger's window (the ledger's days are Google's days)."""
+    start = window_start(now.astimezone(UTC), _DAY, QUOTA_RESET_ZONE)
+    return window_end(start, _DAY, QUOTA_RESET_ZONE)
 
 
 class YouTubeProvider(BaseProvider):
