@@ -153,4 +153,11 @@ def format_number(value: float | int | None) -> str:
     return "" if value is None else numbers.format_decimal(value, locale=_locale())
 
 
+def format_compact(value: float | int) -> str:
+    """A short count as the language abbreviates it: 12.3K / 1,2 Mio. Where a language has
+    no short form (German below a million), the full number with its grouping: 12.345."""
+    short = numbers.format_compact_decimal(value, locale=_locale(), fraction_digits=1)
+    return numbers.format_decimal(round(value), locale=_locale()) if short.isdigit() else short
+
+
 _ = gettext

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from app.core.i18n import _, ngettext
+from app.core.i18n import _, format_compact, format_number, ngettext
 from app.safe_content import http_url
 from app.streams.platforms import PLATFORMS
 from app.streams.types import AggregateState, ColumnType, ColumnView, SourceKind, SourceState
@@ -165,26 +166,27 @@ def interval_label(ms: int) -> str:
 
 
 METRICS = (("replies", "↩"), ("reposts", "⟳"), ("likes", "♥"), ("quotes", "❝"), ("views", "▶"))
+# What a metric's mark means, spelled out on hover: "1.234 Likes".
+_METRIC_TITLES: dict[str, Callable[[int], str]] = {
+    "replies": lambda n: ngettext("%(num)s reply", "%(num)s replies", n),
+    "reposts": lambda n: ngettext("%(num)s repost", "%(num)s reposts", n),
+    "likes": lambda n: ngettext("%(num)s like", "%(num)s likes", n),
+    "quotes": lambda n: ngettext("%(num)s quote", "%(num)s quotes", n),
+    "views": lambda n: ngettext("%(num)s view", "%(num)s views", n),
+}
 
 
-def metrics_of(metrics: dict[str, Any]) -> list[tuple[str, str, str]]:
-    """(name, mark, compact number) of the metrics an item has."""
+def metrics_of(metrics: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    """(name, mark, short number, spelled-out title) of the metrics an item has, in the
+    reader's language: "1.2K" / "1234" under the mark, "1,234 likes" / "1.234 Likes" on hover."""
     out = []
     for name, mark in METRICS:
         value = metrics.get(name)
         if isinstance(value, int | float) and value > 0:
-            out.append((name, mark, compact(value)))
+            n = int(value)
+            title = _METRIC_TITLES[name](n) % {"num": format_number(n)}
+            out.append((name, mark, format_compact(n), title))
     return out
-
-
-def compact(value: float) -> str:
-    if value >= 1_000_000:
-        return f"{value / 1_000_000:.1f}M".replace(".0M", "M")
-    if value >= 10_000:
-        return f"{value / 1000:.0f}k"
-    if value >= 1000:
-        return f"{value / 1000:.1f}k".replace(".0k", "k")
-    return str(int(value))
 
 
 TEMPLATE_HELPERS: dict[str, Any] = {

@@ -92,3 +92,30 @@ def test_activity_counts_group_thousands_in_german(speak):
     assert _import_detail({"saved": 1234, "duplicates": 2000}) == (
         "1.234 gespeichert, 2.000 Duplikate"
     )
+
+
+@pytest.mark.parametrize(
+    ("language", "value", "expected"),
+    [
+        ("en", 7, "7"),
+        ("en", 1234, "1.2K"),
+        ("en", 1_234_567, "1.2M"),
+        ("de", 7, "7"),
+        ("de", 12_345, "12.345"),  # German abbreviates from a million only: grouped in full
+        ("de", 1_234_567, "1,2\xa0Mio."),
+    ],
+)
+def test_short_counts_abbreviate_the_readers_way(speak, language, value, expected):
+    speak(language)
+    assert i18n.format_compact(value) == expected
+
+
+def test_wall_metrics_spell_out_their_meaning_in_german(speak):
+    from app.wall.labels import metrics_of
+
+    speak("de")
+    assert metrics_of({"likes": 1234, "replies": 1, "views": 2_500_000}) == [
+        ("replies", "↩", "1", "1 Antwort"),
+        ("likes", "♥", "1.234", "1.234 Likes"),
+        ("views", "▶", "2,5\xa0Mio.", "2.500.000 Aufrufe"),
+    ]

@@ -54,7 +54,7 @@ async def test_columns_show_side_by_side_with_their_items(client, people, status
         r' title="11/30/26, 12:01\sPM">Nov 30, 12:01\sPM</time>',
         page,
     )
-    assert "♥ 1.2k" in page
+    assert 'title="1,200 likes">♥ 1.2K<' in page
     assert "⟳ 4" in page
     assert 'href="https://social.example/@alice/1"' in page  # the original
     assert 'src="/media/' in page
