@@ -108,18 +108,6 @@ def _attributes(markup: str) -> dict[str, str]:
     }
 
 
-class _Frame:
-    """An open inline element collecting its children."""
-
-    __slots__ = ("children", "classes", "href", "kind")
-
-    def __init__(self, kind: str, href: str | None = None, classes: tuple[str, ...] = ()) -> None:
-        self.kind = kind  # "root" | "strong" | "em" | "link"
-        self.children: list[str | Inline] = []
-        self.href = href
-        self.classes = classes
-
-
 @dataclass(slots=True)
 class _Container:
     """An open block container collecting its blocks."""
@@ -168,40 +156,6 @@ def _unlink(nodes: list[Inline]) -> list[Inline]:
     return out
 
 
-def _close_link(frame: _Frame, nodes: list[Inline]) -> list[Inline]:
-    """A finished <a>: a mention, a hashtag, a link, or just its content."""
-    if frame.classes:
-        text = _plain(nodes).strip()
-        if "hashtag" in frame.classes and text.startswith("#") and len(text) > 1:
-            return [Hashtag(tag=text[1:], href=frame.href)]
-        if "mention" in frame.classes and text.startswith("@") and len(text) > 1:
-            return [Mention(label=text, href=frame.href)]
-    for node in nodes:
-        if type(node) in _HAS_LINKS:  # never, as built; kept so a link never nests
-            nodes = merge_text(_unlink(nodes))
-            break
-    if frame.href is None:
-        return nodes  # not a safe http(s) link: its words stay, inert
-    return [Link(href=frame.href, children=tuple(nodes))]
-
-
-def _close_frame(frame: _Frame) -> list[Inline]:
-    """The nodes of a finished inline element (its children, for the root)."""
-    children = frame.children
-    if not children:
-        return []
-    frame.children = []
-    nodes = merge_text(children)
-    kind = frame.kind
-    if kind == "root" or not nodes:
-        return nodes
-    if kind == "strong":
-        return [Strong(tuple(nodes))]
-    if kind == "em":
-        return [Em(tuple(nodes))]
-    return _close_link(frame, nodes)
-
-
 # What an end tag undoes: a function of the builder, or None for nothing.
 _Closer = Callable[["_Builder"], None] | None
 
@@ -219,8 +173,14 @@ class _Builder:
     def __init__(self, base_url: str | None) -> None:
         self.base_url = base_url
         self.containers = [_Container("document")]
-        self.frames = [_Frame("root")]
-        self.link_open = False  # a link frame is open: no link may start inside it
+        # Open inline elements, the paragraph itself ("root") first: the kind of each
+        # and the children it collects; `children` is the innermost one's (text goes there).
+        self.kinds = ["root"]  # "root" | "strong" | "em" | "link"
+        self.frames: list[list[str | Inline]] = [[]]
+        self.children = self.frames[0]
+        self.link_open = False  # a link frame is open: no link may start inside it ...
+        self.link_href: str | None = None  # ... so one link's href and classes suffice
+        self.link_classes: tuple[str, ...] = ()
         self.open_tags: list[str] = []  # every open element, innermost last ...
         self.open_closers: list[_Closer] = []  # ... and what its end tag must undo
         self.heading: int | None = None
@@ -248,7 +208,7 @@ class _Builder:
         core = text.strip(" ")
         if not core:
             return
-        children = self.frames[-1].children
+        children = self.children
         if self.pending_space:
             core = " " + core
         if children and type(children[-1]) is str:
@@ -264,13 +224,13 @@ class _Builder:
         if self.pending_space:
             self.pending_space = False
             self.last_space = True
-            _append_str(self.frames[-1].children, " ")
+            _append_str(self.children, " ")
 
     def _emit_nodes(self, nodes: list[Inline]) -> None:
         if not nodes:
             return
         self._emit_space()
-        self.frames[-1].children.extend(nodes)
+        self.children.extend(nodes)
         self.has_content = True
         self.last_space = False
         self.line_start = isinstance(nodes[-1], LineBreak)
@@ -296,15 +256,20 @@ class _Builder:
         """End the current paragraph; open inline elements continue in the next one."""
         frames = self.frames
         if len(frames) == 1:
-            if not frames[0].children:
+            if not frames[0]:
                 self._reset_line()
                 return  # nothing to end: the usual case at a block's start
-            carried = _close_frame(frames[0])
+            carried = merge_text(frames[0])
+            frames[0] = self.children = []
         else:
             carried = []
-            for frame in reversed(frames):
-                frame.children.extend(carried)
-                carried = _close_frame(frame)
+            kinds = self.kinds
+            for index in range(len(frames) - 1, -1, -1):
+                children = frames[index]
+                children.extend(carried)
+                frames[index] = []
+                carried = self._close(kinds[index], children)
+            self.children = frames[-1]
         if carried:
             children = trim_breaks(carried)
             last = children[-1] if children else None
@@ -465,17 +430,22 @@ class _Builder:
         if self._depth_left() < 1:
             return None
         self._emit_space()  # a space before the element belongs outside it
-        self.frames.append(_Frame(_INLINE_KIND[tag]))
+        self.kinds.append(_INLINE_KIND[tag])
+        self.children = []
+        self.frames.append(self.children)
         return _Builder._end_inline
 
     def _open_link(self, tag: str, attrs: dict[str, str]) -> _Closer:
         if self.link_open or self._depth_left() < 1:
             return None  # no links inside links
-        href = http_url(attrs.get("href") or "", self.base_url)
         classes = attrs.get("class")
-        self._emit_space()
-        self.frames.append(_Frame("link", href, tuple(classes.split()) if classes else ()))
+        self.link_href = http_url(attrs.get("href") or "", self.base_url)
+        self.link_classes = tuple(classes.split()) if classes else ()
         self.link_open = True
+        self._emit_space()
+        self.kinds.append("link")
+        self.children = []
+        self.frames.append(self.children)
         return _Builder._end_inline
 
     def _open_boundary(self, tag: str, attrs: dict[str, str]) -> _Closer:
@@ -513,12 +483,47 @@ class _Builder:
         return None
 
     def _end_inline(self) -> None:
-        if len(self.frames) > 1:
+        frames = self.frames
+        if len(frames) > 1:
             # A trailing space inside the element stays pending and lands after it.
-            frame = self.frames.pop()
-            if frame.kind == "link":
+            children = frames.pop()
+            kind = self.kinds.pop()
+            if kind == "link":
                 self.link_open = False
-            self.frames[-1].children.extend(_close_frame(frame))
+            self.children = frames[-1]
+            if children:
+                self.children.extend(self._close(kind, children))
+
+    def _close(self, kind: str, children: list[str | Inline]) -> list[Inline]:
+        """The nodes of a finished inline element (its children, for the root)."""
+        if len(children) == 1 and type(children[0]) is str:
+            nodes: list[Inline] = [Text(children[0])]  # the usual case: one run of words
+        else:
+            nodes = merge_text(children)
+        if kind == "root" or not nodes:
+            return nodes
+        if kind == "strong":
+            return [Strong(tuple(nodes))]
+        if kind == "em":
+            return [Em(tuple(nodes))]
+        return self._close_link(nodes)
+
+    def _close_link(self, nodes: list[Inline]) -> list[Inline]:
+        """A finished <a>: a mention, a hashtag, a link, or just its content."""
+        classes, href = self.link_classes, self.link_href
+        if classes:
+            text = _plain(nodes).strip()
+            if "hashtag" in classes and text.startswith("#") and len(text) > 1:
+                return [Hashtag(tag=text[1:], href=href)]
+            if "mention" in classes and text.startswith("@") and len(text) > 1:
+                return [Mention(label=text, href=href)]
+        for node in nodes:
+            if type(node) in _HAS_LINKS:  # never, as built; kept so a link never nests
+                nodes = merge_text(_unlink(nodes))
+                break
+        if href is None:
+            return nodes  # not a safe http(s) link: its words stay, inert
+        return [Link(href=href, children=tuple(nodes))]
 
     def _end_hidden(self) -> None:
         self.hidden -= 1
