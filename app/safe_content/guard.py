@@ -23,17 +23,28 @@ GUARD_TAG_THRESHOLD = 400
 
 _MARKUP_START = re.compile(r"<[A-Za-z/!?]")
 
-# One token at a "<", modelled on the HTML tokenizer. Every branch can end at
-# end of input, so a match always succeeds once it starts: no rescans. The
-# attribute loop is possessive: no backtracking.
+# One token at every "<", modelled on the HTML tokenizer, for `re.split`: the
+# captured groups say what it is (all None for markup that writes nothing).
+# Every alternative starts with the "<", so the split finds them at C speed.
+# Every branch can end at end of input, so a match always succeeds once it
+# starts: no rescans. The attribute loops are possessive: no backtracking.
 _WS = r"\t\n\f\r "
 _ATTR = rf"""(?>[{_WS}/]+|[^{_WS}/>][^{_WS}/>=]*(?:[{_WS}]*=[{_WS}]*(?:"[^"]*"?|'[^']*'?|[^{_WS}>]*))?)"""
+# Elements whose text the tokenizer must skip as one run (script data, RAWTEXT, RCDATA).
+_RAW_TEXT = frozenset(
+    {"script", "style", "xmp", "iframe", "noembed", "noframes", "noscript", "textarea", "title"}
+)
+_RAW_NAMES = "|".join(sorted(_RAW_TEXT))
 _TOKEN = re.compile(
     rf"""<(?:
         !--(?:>|->|.*?(?:--!?>|\Z))                            # comment
       | [!?][^>]*(?:>|\Z)                                      # doctype, CDATA, PI: bogus comment
       | /(?:>|[^A-Za-z>][^>]*(?:>|\Z))                         # "</>" or a bogus end
-      | (?P<end>/)?(?P<name>[A-Za-z][^{_WS}/>]*)(?P<attrs>{_ATTR}*+)(?:>|\Z)
+      | /([A-Za-z][^{_WS}/>]*){_ATTR}*+(?:>|\Z)                # 1: an end tag's name
+      | ((?i:{_RAW_NAMES}))(?![^{_WS}/>]){_ATTR}*+(?:>|\Z)      # 2: raw text: its content,
+        (?i:(?:[^<]++|<(?!/\2(?:[{_WS}/>]|\Z)))*+)          #    never markup, up to its end tag
+      | ([A-Za-z][^{_WS}/>]*)({_ATTR}*+)(?:>|\Z)               # 3, 4: a start tag, its attributes
+      | ()                                                     # 5: "" for a "<" starting no markup
     )""",
     re.S | re.X,
 )
@@ -41,11 +52,6 @@ _ATTR_ITEM = re.compile(
     rf"""(?P<name>[^{_WS}/>][^{_WS}/>=]*)(?:[{_WS}]*=[{_WS}]*(?:"(?P<dq>[^"]*)"?|'(?P<sq>[^']*)'?|(?P<uq>[^{_WS}>]*)))?"""
 )
 
-# Elements whose text the tokenizer must skip as one run (script data, RAWTEXT, RCDATA).
-_RAW_TEXT = frozenset(
-    {"script", "style", "xmp", "iframe", "noembed", "noframes", "noscript", "textarea", "title"}
-)
-_RAW_END = {name: re.compile(rf"</{name}(?=[{_WS}/>]|\Z)", re.I) for name in _RAW_TEXT}
 # Elements whose whole subtree is dropped (their content is not prose).
 _DROP = frozenset({"template", "svg", "math", "object", "select", "head", "audio", "video"})
 _VOID = frozenset({"br", "img", "hr", "wbr"})
@@ -77,93 +83,69 @@ def _attributes(tag: str, attrs: str) -> str:
     if not wanted:
         return ""
     seen: dict[str, str] = {}
-    for item in _ATTR_ITEM.finditer(attrs):
-        name = item.group("name").lower()
+    for raw_name, dq, sq, uq in _ATTR_ITEM.findall(attrs):
+        name = raw_name.lower()
         if name in wanted and name not in seen:  # HTML keeps the first duplicate
-            value = item.group("dq") or item.group("sq") or item.group("uq") or ""
+            value = dq or sq or uq
             # Character references are left for html5ever to decode, exactly
             # as it would have in the original; only the quote needs escaping.
             seen[name] = value.replace('"', "&quot;")
     return "".join(f' {name}="{value}"' for name, value in seen.items())
 
 
-class _Writer:
-    """Re-emits kept tags well nested and depth-capped."""
-
-    def __init__(self) -> None:
-        self.out: list[str] = []
-        self.open: list[str] = []
-        self.skipped: dict[str, int] = {}  # start tags not emitted (too deep), by name
-
-    def text(self, text: str) -> None:
-        self.out.append(text.replace("\x00", "").replace("<", "&lt;"))
-
-    def start(self, tag: str, attrs: str) -> None:
-        if tag in _VOID:
-            self.out.append(f"<{tag}{_attributes(tag, attrs)}>")
-        elif len(self.open) >= GUARD_MAX_DEPTH:
-            self.skipped[tag] = self.skipped.get(tag, 0) + 1
-        else:
-            self.open.append(tag)
-            self.out.append(f"<{tag}{_attributes(tag, attrs)}>")
-
-    def end(self, tag: str) -> None:
-        if self.skipped.get(tag):
-            self.skipped[tag] -= 1
-        elif tag in self.open:
-            while self.open:
-                name = self.open.pop()
-                self.out.append(f"</{name}>")
-                if name == tag:
-                    break
-
-    def result(self) -> str:
-        self.out.extend(f"</{name}>" for name in reversed(self.open))
-        return "".join(self.out)
-
-
 def defuse(html: str) -> str:
-    """Re-write `html` into bounded, well-nested markup with the same prose."""
-    writer = _Writer()
+    """Re-write `html` into bounded, well-nested markup with the same prose.
+
+    One `re.split` cuts the input at every "<" (in C) and one loop with its
+    state in locals reads the pieces: it runs once per tag of every big input.
+    """
+    out: list[str] = []
+    write = out.append
+    open_tags: list[str] = []  # kept elements written and not yet closed, innermost last
+    skipped: dict[str, int] = {}  # start tags not written (too deep), by name
     drop_name: str | None = None  # the element whose subtree is being dropped
     drop_depth = 0
-    pos, length = 0, len(html)
-    while pos < length:
-        lt = html.find("<", pos)
-        if lt < 0:
-            lt = length
-        if lt > pos and drop_name is None:
-            writer.text(html[pos:lt])
-        if lt >= length:
-            break
-        token = _TOKEN.match(html, lt)
-        if token is None:  # "<" not starting markup, e.g. "a < b"
+    parts = _TOKEN.split(html)
+    if parts[0]:
+        write(parts[0].replace("\x00", ""))  # text before the first "<" holds none
+    for end, _raw, start, attrs, lone, text in zip(
+        parts[1::6], parts[2::6], parts[3::6], parts[4::6], parts[5::6], parts[6::6], strict=True
+    ):
+        if lone is not None:  # "<" not starting markup, e.g. "a < b"
             if drop_name is None:
-                writer.text("<")
-            pos = lt + 1
-            continue
-        pos = token.end()
-        name = token.group("name")
-        if name is None:
-            continue  # comment, doctype or bogus comment
-        tag = name.lower()
-        if token.group("end"):
-            if drop_name is None:
-                writer.end(tag)
-            elif tag == drop_name:
-                drop_depth -= 1
-                if drop_depth == 0:
-                    drop_name = None
-            continue
-        if tag == "plaintext":  # everything after it is text; the builder drops it
-            break
-        if tag in _RAW_TEXT:  # its content is never markup; skip it whole
-            close = _RAW_END[tag].search(html, pos)
-            pos = close.start() if close else length
-        elif drop_name is not None:
-            drop_depth += tag == drop_name
-        elif tag in _DROP:
-            drop_name, drop_depth = tag, 1
-        elif tag in KEEP_TAGS:
-            writer.start(tag, token.group("attrs"))
-    return writer.result()
+                write("&lt;")
+        elif end:
+            tag = end.lower()
+            if drop_name is not None:
+                if tag == drop_name:
+                    drop_depth -= 1
+                    if drop_depth == 0:
+                        drop_name = None
+            elif skipped.get(tag):
+                skipped[tag] -= 1
+            elif tag in open_tags:  # close it and every element opened inside it
+                while open_tags:
+                    closed = open_tags.pop()
+                    write(f"</{closed}>")
+                    if closed == tag:
+                        break
+        elif start:  # (a raw-text element, `_raw`, is skipped whole)
+            tag = start.lower()
+            if tag == "plaintext":  # everything after it is text; the builder drops it
+                break
+            if drop_name is not None:
+                drop_depth += tag == drop_name
+            elif tag in _DROP:
+                drop_name, drop_depth = tag, 1
+            elif tag in KEEP_TAGS:
+                if tag in _VOID:
+                    write(f"<{tag}{_attributes(tag, attrs)}>")
+                elif len(open_tags) >= GUARD_MAX_DEPTH:
+                    skipped[tag] = skipped.get(tag, 0) + 1
+                else:
+                    open_tags.append(tag)
+                    write(f"<{tag}{_attributes(tag, attrs)}>")
+        if text and drop_name is None:  # text holds no "<": it ends at the next one
+            write(text.replace("\x00", ""))
+    out.extend(f"</{name}>" for name in reversed(open_tags))
+    return "".join(out)
