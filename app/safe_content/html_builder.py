@@ -265,10 +265,10 @@ class _Builder:
             carried = []
             kinds = self.kinds
             for index in range(len(frames) - 1, -1, -1):
-                children = frames[index]
-                children.extend(carried)
+                collected = frames[index]
+                collected.extend(carried)
                 frames[index] = []
-                carried = self._close(kinds[index], children)
+                carried = self._close(kinds[index], collected)
             self.children = frames[-1]
         if carried:
             children = trim_breaks(carried)
