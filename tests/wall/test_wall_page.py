@@ -83,6 +83,31 @@ async def test_third_party_markup_stays_inert(client, people):
     assert "Original" not in body  # a javascript: link is no link
 
 
+async def test_sensitive_media_is_veiled_and_a_repost_names_its_reposter(client, people):
+    person = await _signed_in(client, people)
+    ws = person.workspace_id
+    column = await keyword_column(ws)
+    image = {"kind": "image", "url": "https://social.example/media/cw.png", "alt": "scene"}
+    veiled = await add_item(ws, column, 1, media=[{**image, "sensitive": True}])
+    plain = await add_item(ws, column, 2, media=[image], reposted_by="lena@mastodon.social")
+    page = (await client.get("/wall")).text
+
+    def row(item_id: int) -> str:
+        start = page.index(f'id="i-{column}-{item_id}"')
+        return page[start : page.index("</li>", start)]
+
+    # Behind a click (a native <details>, no script): closed, so blurred, with its note.
+    assert re.search(r'<details class="item-media veil">\s*<summary>', row(veiled))
+    assert "Sensitive media: show" in row(veiled)
+    assert 'src="/media/' in row(veiled)
+    assert "<details" not in row(plain)
+    assert 'src="/media/' in row(plain)
+    # "Reposted by" from the item's field, above the post (not in its text).
+    assert "Reposted by" in row(plain)
+    assert "lena@mastodon.social" in row(plain)
+    assert "Reposted by" not in row(veiled)
+
+
 async def test_states_are_worded_as_the_seed_asks(client, people, statuses):
     person = await _signed_in(client, people)
     ws = person.workspace_id

@@ -83,6 +83,8 @@ MAX_WAIT_S = 3600.0  # a rate-limit reset further away than this is not believed
 EXPIRY_MARGIN_S = 60  # an access token this close to its end is refreshed first
 MENTION_REASONS = ("mention", "reply")
 HIDDEN_LABELS = frozenset({"!hide", "!takedown"})
+# Labels (self-applied or a labeller's) whose media the wall shows veiled, as Bluesky's app does.
+SENSITIVE_LABELS = frozenset({"porn", "sexual", "nudity", "graphic-media", "gore", "!warn"})
 _HANDLE = re.compile(
     r"([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]([a-z0-9-]{0,61}[a-z0-9])?", re.IGNORECASE
 )
@@ -700,6 +702,10 @@ def _hidden(post: Mapping[str, Any]) -> bool:
     return any(_str(label.get("val")) in HIDDEN_LABELS for label in _list(post.get("labels")))
 
 
+def _sensitive(post: Mapping[str, Any]) -> bool:
+    return any(_str(label.get("val")) in SENSITIVE_LABELS for label in _list(post.get("labels")))
+
+
 def _item(entry: _Entry) -> RemoteItem | None:
     post = entry.post
     author = _dict(post.get("author"))
@@ -714,6 +720,8 @@ def _item(entry: _Entry) -> RemoteItem | None:
         )
     blocks.extend(_text_blocks(post.get("record")))
     embedded, media = _embed(post.get("embed"))
+    if _sensitive(post):
+        media = [replace(m, sensitive=True) for m in media]
     blocks.extend(embedded)
     content = fit(Document(children=tuple(blocks)))
     did = _str(author.get("did"))

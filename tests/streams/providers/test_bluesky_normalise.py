@@ -189,3 +189,24 @@ def test_a_rate_limit_reset_is_believed_up_to_an_hour():
     assert _reset_in({"ratelimit-reset": str(now + 10**9)}) == 3600
     assert _reset_in({"retry-after": "30"}) == 30
     assert _reset_in({}) is None
+
+
+def test_a_labelled_posts_media_is_marked_sensitive_and_a_repost_names_the_reposter_beside_it():
+    image = {"$type": "app.bsky.embed.images#view",
+             "images": [{"fullsize": "https://cdn.bsky.app/x.jpg", "alt": "scene"}]}  # fmt: skip
+    post = {
+        "uri": "at://did:plc:abc/app.bsky.feed.post/3lbsens001",
+        "author": {"did": "did:plc:abc", "handle": "alice.bsky.social"},
+        "record": {"text": "Aftermath", "createdAt": "2026-11-30T12:00:00Z"},
+        "indexedAt": "2026-11-30T12:00:00Z",
+        "embed": image,
+        "labels": [{"val": "graphic-media", "src": "did:plc:abc"}],
+    }
+    repost = {"post": {**post, "labels": []}, "reason": {
+        "$type": "app.bsky.feed.defs#reasonRepost", "indexedAt": "2026-11-30T12:01:00Z",
+        "by": {"did": "did:plc:car", "handle": "carol.bsky.social"}}}  # fmt: skip
+    labelled, reposted = items_of([{"post": post}, repost], "feed")
+    assert [m.sensitive for m in labelled.media] == [True]
+    assert [m.sensitive for m in reposted.media] == [False]
+    assert reposted.reposted_by == "carol.bsky.social"
+    assert "carol" not in reposted.plain_text  # beside the text, not in it
