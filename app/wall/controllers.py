@@ -28,7 +28,7 @@ from app.streams import services as columns
 from app.streams.types import ColumnType, NotFound, SpecInvalid, StreamsError
 from app.wall import editor, queries, services
 from app.wall.labels import TEMPLATE_HELPERS
-from app.wall.live import WALL, WallView, list_id, load_wall, render_item, wall_context
+from app.wall.live import CLOSED_EDITOR, WALL, WallView, list_id, load_wall, render_item, wall_context
 from app.wall.types import PAGE_SIZE, Wall, WallColumn, Width
 from app.web.pages import is_datastar, page
 from app.web.templating import render_block
@@ -303,9 +303,7 @@ class WallController(Controller):
 def _closed(request: Request) -> Response[Any]:
     """A saved editor: it closes; the live stream brings the column."""
     if is_datastar(request):
-        return DatastarResponse(
-            SSE.patch_elements('<aside id="editor" class="editor" hidden></aside>')
-        )
+        return DatastarResponse(SSE.patch_elements(CLOSED_EDITOR))
     return Redirect("/wall", status_code=303)
 
 

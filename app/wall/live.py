@@ -34,6 +34,7 @@ WALL = "wall/index.html"
 ITEM = "wall/_item.html"
 COLUMN_PREFIX = "streams.column:"
 ALL_COLUMNS = COLUMN_PREFIX + "*"  # app.live.hub: every column's topic
+CLOSED_EDITOR = '<aside id="editor" class="editor" hidden></aside>'
 
 
 def render_item(request: Request | None, **context: Any) -> str:
@@ -142,7 +143,14 @@ class WallView(LiveView):
         return wall_context(wall, self.audience)
 
     def render_state(self, model: dict[str, Any]) -> list[str]:
-        return [render_block(WALL, "columns", None, **model)]
+        regions = [
+            render_block(WALL, "columns", None, **model),
+            render_block(WALL, "tools", None, **model),
+        ]
+        if not model["can_manage"]:
+            # A member demoted while the editor is open: it closes (saving it would be refused).
+            regions.append(CLOSED_EDITOR)
+        return regions
 
     def keyed(self, model: dict[str, Any]) -> Keyed:
         wall: Wall = model["wall"]

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import pytest
 
+from app.accounts import services as accounts
+from app.accounts.roles import Role
 from app.core import db
 from app.live.fanout import fanout
 from app.live.streams import live
 from app.streams import queries as streams
 from app.wall import services as wall_services
 from app.wall.live import WallView
-from tests.live.helpers import next_event, stream_request
+from tests.factories import sign_in
+from tests.live.helpers import ended, next_event, stream_request
 from tests.wall.helpers import add_item, keyword_column
 
 
@@ -146,6 +149,50 @@ async def test_a_new_column_re_sends_the_wall(services, people, statuses):
     assert 'id="wall-columns"' in patch
     assert f'id="col-{added}"' in patch
     await stream.aclose()
+
+
+async def _owner_of(workspace_id: int) -> int:
+    return int(
+        await db.fetchval(
+            "SELECT user_id FROM memberships WHERE workspace_id = $1 AND role = 'owner'",
+            workspace_id,
+        )
+    )
+
+
+async def test_a_demoted_editors_open_wall_loses_the_editor_and_column_tools_at_once(
+    services, people, statuses, client
+):
+    editor = await people.member("editor")
+    ws = editor.workspace_id
+    column = await keyword_column(ws)
+    stream = await _wall_stream(editor.user_id, ws)
+    state = await next_event(stream)
+    assert 'id="add-column"' in state
+    assert f'href="/wall/columns/{column}/edit"' in state
+    assert '<aside id="editor"' not in state  # an editor's open drawer stays open on reconnect
+
+    await accounts.change_role(ws, editor.user_id, Role.VIEWER, actor_user_id=await _owner_of(ws))
+    state = await next_event(stream, timeout=1.0)
+    assert 'id="wall-tools"' in state
+    assert 'id="add-column"' not in state
+    assert f'href="/wall/columns/{column}/edit"' not in state
+    assert '<aside id="editor" class="editor" hidden></aside>' in state  # the open drawer closes
+    await stream.aclose()
+    # What the drawer asks as you type is refused too.
+    await sign_in(client, editor.email)
+    assert (await client.get("/wall/editor/hints?query=x")).status_code == 403
+
+
+async def test_a_removed_members_open_wall_and_editor_stream_is_cut(services, people, statuses):
+    editor = await people.member("editor")
+    ws = editor.workspace_id
+    await keyword_column(ws)
+    stream = await _wall_stream(editor.user_id, ws)
+    await next_event(stream)
+    await accounts.remove_member(ws, editor.user_id, actor_user_id=await _owner_of(ws))
+    last = await ended(stream, timeout=1.0)
+    assert "no longer have access" in "".join(last)
 
 
 def test_a_state_larger_than_the_outbox_limit_still_reaches_an_empty_outbox():
