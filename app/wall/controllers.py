@@ -28,7 +28,15 @@ from app.streams import services as columns
 from app.streams.types import ColumnType, NotFound, SpecInvalid, StreamsError
 from app.wall import editor, queries, services
 from app.wall.labels import TEMPLATE_HELPERS
-from app.wall.live import CLOSED_EDITOR, WALL, WallView, list_id, load_wall, render_item, wall_context
+from app.wall.live import (
+    CLOSED_EDITOR,
+    WALL,
+    WallView,
+    list_id,
+    load_wall,
+    render_item,
+    wall_context,
+)
 from app.wall.types import PAGE_SIZE, Wall, WallColumn, Width
 from app.web.pages import is_datastar, page
 from app.web.templating import render_block
