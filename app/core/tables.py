@@ -17,6 +17,7 @@ TABLE_MODULES: tuple[str, ...] = (
     "app.topics.tables",
     "app.articles.tables",
     "app.streams.tables",
+    "app.wall.tables",
     "app.imports.tables",
 )
 

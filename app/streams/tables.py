@@ -47,7 +47,6 @@ class StreamColumn(Table, tablename="stream_columns"):
     position = Integer()  # dense, unique among live columns of the workspace
     spec = JSONB()  # validated per type (spec.py), never stored invalid
     refresh_policy = JSONB(default="{}")  # {"interval_ms"?: int, "paused"?: bool}, as asked
-    width = Text(default="medium")  # narrow | medium | wide: how wide the wall shows it
     created_by = BigInt(null=True, default=None)
     created_at = Timestamptz()
     updated_at = Timestamptz()

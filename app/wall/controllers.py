@@ -26,7 +26,7 @@ from app.live.streams import live
 from app.streams import queries as streams
 from app.streams import services as columns
 from app.streams.types import ColumnType, NotFound, SpecInvalid, StreamsError
-from app.wall import editor, queries, services
+from app.wall import editor, queries, services, widths
 from app.wall.labels import TEMPLATE_HELPERS
 from app.wall.live import (
     CLOSED_EDITOR,
@@ -37,7 +37,7 @@ from app.wall.live import (
     render_item,
     wall_context,
 )
-from app.wall.types import PAGE_SIZE, Wall, WallColumn, Width
+from app.wall.types import PAGE_SIZE, Wall, WallColumn
 from app.web.pages import is_datastar, page
 from app.web.templating import render_block
 
@@ -69,9 +69,8 @@ async def _column(workspace_id: int, column_id: int) -> WallColumn:
     view = await streams.column_view(workspace_id, column_id)
     if view is None:
         raise NotFound(_("There is no such column."))
-    widths = await queries.widths(workspace_id)
     page_ = await streams.column_items(workspace_id, column_id, None, PAGE_SIZE)
-    return WallColumn(view, widths.get(column_id, Width.MEDIUM), page_)
+    return WallColumn(view, page_)
 
 
 class WallController(Controller):
@@ -84,7 +83,19 @@ class WallController(Controller):
         viewer, workspace_id = member_of(request)
         await columns.seed_platform_columns(workspace_id, actor_user_id=viewer.user_id)
         wall = await load_wall(workspace_id)
-        return await page(request, WALL, section="wall", **wall_context(wall, viewer))
+        mine = await queries.widths(workspace_id, viewer.user_id)
+        return await page(
+            request, WALL, section="wall", widths_version=widths.version(mine),
+            **wall_context(wall, viewer),
+        )  # fmt: skip
+
+    @get("/widths.css")
+    async def widths_css(self, request: Request) -> Response[str]:
+        """This member's column widths (app.wall.widths); the page's link names its version."""
+        viewer, workspace_id = member_of(request)
+        css = widths.stylesheet(await queries.widths(workspace_id, viewer.user_id))
+        headers = {"cache-control": "private, no-cache"}
+        return Response(css, media_type="text/css", headers=headers)
 
     @get("/stream")
     async def stream(self, request: Request) -> DatastarResponse:
@@ -98,7 +109,7 @@ class WallController(Controller):
         c = await _column(workspace_id, column_id)
         cursor = request.query_params.get("cursor") or None
         older = await streams.column_items(workspace_id, column_id, cursor, PAGE_SIZE)
-        c = WallColumn(c.column, c.width, older)
+        c = WallColumn(c.column, older)
         context = wall_context(Wall((c,)), viewer)
         context["saves"] = await queries.saves(workspace_id, [i.id for i in older.items])
         rows = "".join(render_item(request, **context, c=c, item=i) for i in older.items)
@@ -128,12 +139,17 @@ class WallController(Controller):
 
     # Column actions ------------------------------------------------------------------
 
-    @post("/columns/{column_id:int}/width/{width:str}", guards=MANAGE)
+    @post("/columns/{column_id:int}/width/{width:str}")
     async def width(
         self, request: Request, column_id: FromPath[int], width: FromPath[str]
     ) -> Response[Any]:
-        _viewer, workspace_id = member_of(request)
-        await services.set_width(workspace_id, column_id, width)
+        """The member's own width for the column (a viewer sizes their wall too)."""
+        viewer, workspace_id = member_of(request)
+        await services.set_width(workspace_id, viewer.user_id, column_id, width)
+        if is_datastar(request):
+            mine = await queries.widths(workspace_id, viewer.user_id)
+            link = render_block(WALL, "widths", request, widths_version=widths.version(mine))
+            return DatastarResponse(SSE.patch_elements(link))
         return _back(request)
 
     @post("/columns/{column_id:int}/pause", guards=MANAGE)

@@ -4,7 +4,7 @@ Every column's first page is a list of its own (`col-<id>-items`): a stored item
 goes out as one prepend into its column, a changed header (state, sources) as
 that header, a saved item's state as that item. The whole wall goes out only
 on (re)connect, or when the columns themselves change (added, removed, moved,
-widened, or a column's list appears or goes).
+or a column's list appears or goes). Widths are each member's own: app.wall.widths.
 
 Between notices the view keeps the wall: a notice that names only columns
 (a poll's new items) re-reads those columns' headers, pages and saves, not the
@@ -27,7 +27,7 @@ from app.streams import queries as streams
 from app.streams.types import COLUMNS_TOPIC, ItemPage
 from app.wall import queries
 from app.wall.labels import TEMPLATE_HELPERS
-from app.wall.types import PAGE_SIZE, Wall, WallColumn, Width
+from app.wall.types import PAGE_SIZE, Wall, WallColumn
 from app.web.templating import environment, render_block
 
 WALL = "wall/index.html"
@@ -58,13 +58,12 @@ async def load_wall(workspace_id: int, pages: dict[int, ItemPage] | None = None)
     """The wall from PostgreSQL; columns whose page is in `pages` are not read again."""
     pages = pages or {}
     views = await streams.list_columns(workspace_id)
-    widths = await queries.widths(workspace_id)
     columns = []
     for view in views:
         page = pages.get(view.id)
         if page is None:
             page = await streams.column_items(workspace_id, view.id, None, PAGE_SIZE)
-        columns.append(WallColumn(view, widths.get(view.id, Width.MEDIUM), page))
+        columns.append(WallColumn(view, page))
     items = {item.id for c in columns for item in c.page.items}
     return Wall(tuple(columns), await queries.saves(workspace_id, items))
 
@@ -81,7 +80,7 @@ async def reload_columns(workspace_id: int, wall: Wall, column_ids: set[int]) ->
         if view is None or column_id not in known:
             return None
         page = await streams.column_items(workspace_id, column_id, None, PAGE_SIZE)
-        fresh[column_id] = WallColumn(view, known[column_id].width, page)
+        fresh[column_id] = WallColumn(view, page)
     columns = tuple(fresh.get(c.column.id, c) for c in wall.columns)
     kept = {item.id for c in columns if c.column.id not in fresh for item in c.page.items}
     saves = {item: save for item, save in wall.saves.items() if item in kept}
@@ -165,7 +164,8 @@ class WallView(LiveView):
             parts[head_id(c.column.id)] = _head_fingerprint(c)
         # A column's empty state is its header's: only "Load older" appearing or going
         # (it carries the first page's cursor) and the columns themselves re-send the wall.
-        frame = tuple((c.column.id, c.width, bool(c.page.next_cursor)) for c in wall.columns)
+        # Widths are each member's own (app.wall.widths): not in the shared bytes.
+        frame = tuple((c.column.id, bool(c.page.next_cursor)) for c in wall.columns)
         return Keyed(list_id="wall-columns", rows=rows, frame=frame, parts=parts, list_of=list_of)
 
     def render_row(self, model: dict[str, Any], row: str) -> str:

@@ -1,4 +1,4 @@
-"""Reads of the wall page: widths, save states, search over stored items."""
+"""Reads of the wall page: a member's widths, save states, search over stored items."""
 
 from __future__ import annotations
 
@@ -10,12 +10,15 @@ from app.streams.types import ItemPage
 from app.wall.types import PAGE_SIZE, SaveState, Width
 
 
-async def widths(workspace_id: int) -> dict[int, Width]:
+async def widths(workspace_id: int, user_id: int) -> dict[int, Width]:
+    """The widths this member chose (a column they never sized is medium)."""
     rows = await db.fetch(
-        "SELECT id, width FROM stream_columns WHERE workspace_id = $1 AND deleted_at IS NULL",
-        workspace_id,
-    )
-    return {r["id"]: Width(r["width"]) for r in rows}
+        "SELECT w.column_id, w.width FROM wall_column_widths w"
+        " JOIN stream_columns c ON c.id = w.column_id AND c.deleted_at IS NULL"
+        " WHERE w.workspace_id = $1 AND w.user_id = $2 ORDER BY w.column_id",
+        workspace_id, user_id,
+    )  # fmt: skip
+    return {r["column_id"]: Width(r["width"]) for r in rows}
 
 
 async def saves(workspace_id: int, item_ids: Iterable[int]) -> dict[int, SaveState]:

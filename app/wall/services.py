@@ -1,4 +1,4 @@
-"""Changes the wall page makes beyond the streams API: saving items, column widths."""
+"""Changes the wall page makes beyond the streams API: saving items, a member's widths."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from app.imports import services as imports
 from app.imports.types import IMPORTS_TOPIC, ImportRefused
 from app.live.notices import publish_after_commit
 from app.safe_content import http_url
-from app.streams.types import COLUMNS_TOPIC, NotFound, StreamsError
+from app.streams.types import NotFound, StreamsError
 from app.wall import queries
 from app.wall.types import Width
 
@@ -45,17 +45,22 @@ async def save_item(workspace_id: int, item_id: int, *, actor_user_id: int) -> i
     return job_id
 
 
-async def set_width(workspace_id: int, column_id: int, width: str) -> None:
+async def set_width(workspace_id: int, user_id: int, column_id: int, width: str) -> None:
+    """This member's width for the column (theirs alone: the shared wall carries none)."""
     try:
         chosen = Width(width)
     except ValueError:
         raise StreamsError(_("Choose narrow, medium or wide."), field="width") from None
     async with db.workspace_tx(workspace_id) as tx:
         done = await tx.fetchval(
-            "UPDATE stream_columns SET width = $3 WHERE workspace_id = $1 AND id = $2"
-            " AND deleted_at IS NULL RETURNING id",
-            workspace_id, column_id, chosen.value,
+            """
+            INSERT INTO wall_column_widths (workspace_id, user_id, column_id, width)
+            SELECT $1, $2, id, $4 FROM stream_columns
+            WHERE workspace_id = $1 AND id = $3 AND deleted_at IS NULL
+            ON CONFLICT (workspace_id, user_id, column_id) DO UPDATE SET width = EXCLUDED.width
+            RETURNING column_id
+            """,
+            workspace_id, user_id, column_id, chosen.value,
         )  # fmt: skip
         if done is None:
             raise NotFound(_("There is no such column."))
-        publish_after_commit(tx, COLUMNS_TOPIC)

@@ -27,7 +27,6 @@ class SaveState:
 @dataclass(frozen=True)
 class WallColumn:
     column: ColumnView
-    width: Width
     page: ItemPage
 
 

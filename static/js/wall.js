@@ -240,6 +240,19 @@ function onTouchEnd() {
   pull = null;
 }
 
+// Widths ------------------------------------------------------------------------------------
+
+// Widths are each reader's own (their stylesheet sets `--width` per column): the shared
+// menu learns which one is pressed when it opens.
+function markWidth(event) {
+  const menu = event.target;
+  if (!menu.matches?.(".column-menu") || !menu.open) return;
+  const width = getComputedStyle(menu.closest(".column")).getPropertyValue("--width").trim() || "medium";
+  for (const button of menu.querySelectorAll("[data-width]")) {
+    button.setAttribute("aria-pressed", String(button.dataset.width === width));
+  }
+}
+
 // Wiring ------------------------------------------------------------------------------------
 
 function attach() {
@@ -268,6 +281,7 @@ document.addEventListener("click", (event) => {
     if (column) focusColumn(columns().indexOf(column));
   }
 });
+document.addEventListener("toggle", markWidth, { capture: true });
 document.addEventListener("scroll", onTrackScroll, { capture: true, passive: true });
 // The live stream replaces the wall on (re)connect: attach to the new columns each time.
 new MutationObserver((records) => {

@@ -185,14 +185,47 @@ async def test_viewers_see_no_save_or_column_actions(client, people):
     assert (await post_form(client, f"/wall/columns/{column}/delete")).status_code == 403
 
 
-async def test_widths_are_remembered_and_bad_ones_refused(client, people):
-    person = await _signed_in(client, people)
-    column = await keyword_column(person.workspace_id)
-    assert (await post_form(client, f"/wall/columns/{column}/width/wide")).status_code == 303
-    assert f'class="column w-wide" id="col-{column}"' in (await client.get("/wall")).text
-    bad = await post_form(client, f"/wall/columns/{column}/width/huge")
+async def test_widths_are_each_members_own_and_bad_ones_refused(client, people, new_client):
+    editor = await _signed_in(client, people)
+    ws = editor.workspace_id
+    column = await keyword_column(ws)
+    other = await keyword_column(ws, "Fires", "#fires")
+    viewer = await people.member("viewer", ws)
+    theirs = new_client()
+    await sign_in(theirs, viewer.email)
+
+    # A viewer sizes their own wall; the editor's stays as it was.
+    assert (await post_form(theirs, f"/wall/columns/{column}/width/wide")).status_code == 303
+    assert (await post_form(client, f"/wall/columns/{other}/width/narrow")).status_code == 303
+    viewer_css = (await theirs.get("/wall/widths.css")).text
+    editor_css = (await client.get("/wall/widths.css")).text
+    assert f"#col-{column} {{ flex-basis: var(--w-wide); --width: wide; }}" in viewer_css
+    assert f"#col-{other}" not in viewer_css
+    assert f"#col-{other} {{ flex-basis: var(--w-narrow); --width: narrow; }}" in editor_css
+    assert f"#col-{column}" not in editor_css
+    # Each page links its member's stylesheet by version; the shared columns carry no width.
+    viewer_page = (await theirs.get("/wall")).text
+    editor_page = (await client.get("/wall")).text
+    link = re.compile(r'<link id="wall-widths" rel="stylesheet" href="/wall/widths.css\?v=(\w+)">')
+    viewer_link, editor_link = link.search(viewer_page), link.search(editor_page)
+    assert viewer_link
+    assert editor_link
+    assert viewer_link.group(1) != editor_link.group(1)
+    assert f'<section class="column" id="col-{column}"' in viewer_page
+    # Remembered per person (and back to medium takes the rule away).
+    assert (await post_form(theirs, f"/wall/columns/{column}/width/medium")).status_code == 303
+    assert f"#col-{column}" not in (await theirs.get("/wall/widths.css")).text
+    rows = await db.fetch(
+        "SELECT user_id, width FROM wall_column_widths WHERE column_id = $1", column
+    )
+    assert [(r["user_id"], r["width"]) for r in rows] == [(viewer.user_id, "medium")]
+
+    bad = await post_form(theirs, f"/wall/columns/{column}/width/huge")
     assert bad.status_code == 422
     assert "Choose narrow, medium or wide." in bad.text
+    elsewhere = await people.member("editor")
+    foreign = await keyword_column(elsewhere.workspace_id)
+    assert (await post_form(theirs, f"/wall/columns/{foreign}/width/wide")).status_code == 404
 
 
 async def test_move_pause_refresh_and_remove_from_the_column_menu(client, people):
