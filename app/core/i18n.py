@@ -97,7 +97,14 @@ def compile_catalogs(locale_dir: Path = LOCALE_DIR) -> list[Path]:
 
 # Dates, times and numbers: Babel, in the active language and the reader's time zone.
 def _locale() -> Locale:
-    return Locale.parse(_active.get())
+    return _parsed(_active.get())
+
+
+@cache
+def _parsed(language: str) -> Locale:
+    """Babel's Locale for a language, parsed once (parsing it per date or count was a
+    quarter of a full wall's render)."""
+    return Locale.parse(language)
 
 
 def _zone(time_zone: str | None) -> ZoneInfo:

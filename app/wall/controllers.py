@@ -112,7 +112,7 @@ class WallController(Controller):
         c = WallColumn(c.column, older)
         context = wall_context(Wall((c,)), viewer)
         context["saves"] = await queries.saves(workspace_id, [i.id for i in older.items])
-        rows = "".join(render_item(request, **context, c=c, item=i) for i in older.items)
+        rows = "".join(render_item(context, c, i) for i in older.items)
         events = [SSE.patch_elements(render_block(WALL, "more", request, **context, c=c))]
         if rows:
             events.insert(

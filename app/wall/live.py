@@ -15,8 +15,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from litestar import Request
-
 from app.accounts.roles import Permission
 from app.accounts.types import Viewer
 from app.imports.types import IMPORTS_TOPIC
@@ -24,22 +22,22 @@ from app.live.hub import EVERYTHING
 from app.live.streams import audience_of
 from app.live.views import Keyed, LiveView
 from app.streams import queries as streams
-from app.streams.types import COLUMNS_TOPIC, ItemPage
+from app.streams.types import COLUMNS_TOPIC, ItemPage, ItemView
 from app.wall import queries
 from app.wall.labels import TEMPLATE_HELPERS
+from app.wall.rows import row_renderer
 from app.wall.types import PAGE_SIZE, Wall, WallColumn
-from app.web.templating import environment, render_block
+from app.web.templating import render_block
 
 WALL = "wall/index.html"
-ITEM = "wall/_item.html"
 COLUMN_PREFIX = "streams.column:"
 ALL_COLUMNS = COLUMN_PREFIX + "*"  # app.live.hub: every column's topic
 CLOSED_EDITOR = '<aside id="editor" class="editor" hidden></aside>'
 
 
-def render_item(request: Request | None, **context: Any) -> str:
-    """One post (templates/wall/_item.html): a column's row or a search result."""
-    return environment().get_template(ITEM).render(request=request, **context)
+def render_item(context: dict[str, Any], c: WallColumn | None, item: ItemView) -> str:
+    """One post (templates/wall/_item.html through app.wall.rows): a column's row."""
+    return str(context["item_row"](c, item))
 
 
 def row_id(column_id: int, item_id: int) -> str:
@@ -101,7 +99,7 @@ def _only_columns(changed: set[str]) -> set[int] | None:
 
 def wall_context(wall: Wall, viewer: Any) -> dict[str, Any]:
     """What the wall's regions need (shared: `viewer` is an Audience there)."""
-    return {
+    context = {
         "wall": wall,
         "saves": wall.saves,
         "viewer": viewer,
@@ -112,6 +110,8 @@ def wall_context(wall: Wall, viewer: Any) -> dict[str, Any]:
         "head_id": head_id,
         **TEMPLATE_HELPERS,
     }
+    context["item_row"] = row_renderer(context)
+    return context
 
 
 class WallView(LiveView):
@@ -177,7 +177,7 @@ class WallView(LiveView):
         _i, column_id_text, item_id_text = row.split("-")
         c = next(c for c in wall.columns if c.column.id == int(column_id_text))
         item = next(i for i in c.page.items if i.id == int(item_id_text))
-        return render_item(None, **model, c=c, item=item)
+        return render_item(model, c, item)
 
 
 def _head_fingerprint(c: WallColumn) -> object:
