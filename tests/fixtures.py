@@ -25,6 +25,7 @@ from app.core import config, db
 from app.core import redis as core_redis
 from app.core.config import Settings
 from app.core.tables import all_tables
+from app.streams import resolver
 
 WORKER = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
 WORKER_NUMBER = int(WORKER.removeprefix("gw") or 0)
@@ -142,6 +143,7 @@ async def redis_client(settings: Settings) -> AsyncIterator[Redis]:
 async def redis(redis_client: Redis) -> Redis:
     """This worker's Redis database, flushed for this test."""
     await redis_client.flushdb()
+    resolver.forget_local()  # the process's copy of the flushed handle cache
     return redis_client
 
 

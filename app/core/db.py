@@ -65,8 +65,24 @@ async def connect(settings: Settings, *, pool_max: int | None = None) -> Postgre
     db = make_engine(settings)
     bind(db)
     size = pool_max or settings.db_pool_max
-    await db.start_connection_pool(min_size=1, max_size=size)
+    await db.start_connection_pool(min_size=1, max_size=size, reset=_reset)
     return db
+
+
+# Set while a `fetch_stateless` statement gives its connection back (the pool's release
+# runs in a task that copies this context).
+_stateless = contextvars.ContextVar("nd_stateless", default=False)
+
+
+async def _reset(connection: asyncpg.Connection) -> None:
+    """The pool's reset on release (asyncpg has already rolled back an open transaction):
+    asyncpg's reset query - session settings, advisory locks, LISTENs, cursors - so no
+    session state outlives a use; skipped after a `fetch_stateless` statement."""
+    if _stateless.get():
+        return
+    query = connection.get_reset_query()
+    if query:
+        await connection.execute(query)
 
 
 async def disconnect() -> None:
@@ -147,6 +163,11 @@ async def _connection() -> AsyncIterator[asyncpg.Connection]:
         yield connection
 
 
+def current_tx() -> Tx | None:
+    """The transaction this task is in, if any."""
+    return _current_tx.get()
+
+
 def workspace_tx(workspace_id: int) -> Any:
     """The transaction every workspace read-modify-write runs in."""
     return transaction(workspace_id)
@@ -201,6 +222,23 @@ async def fetch(sql: str, *args: Any) -> list[asyncpg.Record]:
         async with conn.transaction():
             await conn.execute("SELECT set_config('app.workspace_id', $1, true)", str(workspace_id))
             return await conn.fetch(sql, *args)
+
+
+async def fetch_stateless(sql: str, *args: Any) -> list[asyncpg.Record]:
+    """`fetch` for a fixed statement of our own that sets no session state (no SET,
+    set_config(..., false), session advisory lock, LISTEN or cursor): its connection goes
+    back to the pool without the reset round trip. For hot paths (the stream scheduler's
+    claim and writes); anything else uses `fetch`."""
+    if _current_tx.get() is not None or _bound.get() is not None:
+        return await fetch(sql, *args)
+    pool = engine().pool
+    assert pool is not None
+    token = _stateless.set(True)
+    try:
+        async with pool.acquire() as conn:
+            return await conn.fetch(sql, *args)
+    finally:
+        _stateless.reset(token)
 
 
 async def fetchrow(sql: str, *args: Any) -> asyncpg.Record | None:

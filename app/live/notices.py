@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping, Sequence
 
 from redis.exceptions import RedisError
 
-from app.core import redis
+from app.core import db, redis
 from app.core.config import active
 from app.core.db import Tx
 
@@ -37,9 +38,36 @@ def user_channel_pattern() -> str:
     return active().redis_key("user", "*")
 
 
+def _message(topic: str, data: Mapping[str, object]) -> str:
+    return json.dumps({"topic": topic, **data}, separators=(",", ":"))
+
+
 async def publish(workspace_id: int, topic: str, **data: object) -> None:
-    message = json.dumps({"topic": topic, **data}, separators=(",", ":"))
-    await redis.client().publish(channel(workspace_id), message)
+    await redis.client().publish(channel(workspace_id), _message(topic, data))
+
+
+async def publish_committed(
+    workspace_id: int, notices: Sequence[tuple[str, Mapping[str, object]]]
+) -> None:
+    """Publish (topic, data) notices of a write that has committed - one statement run on its
+    own - in one round trip. Inside an open transaction they wait for its commit instead.
+    A notice Redis cannot take is logged, not raised: the row is the truth, and pages
+    re-read it when they reconnect."""
+    tx = db.current_tx()
+    if tx is not None:
+        for topic, data in notices:
+            publish_after_commit(tx, topic, **data)
+        return
+    if not notices:
+        return
+    name = channel(workspace_id)
+    try:
+        async with redis.client().pipeline(transaction=False) as pipe:
+            for topic, data in notices:
+                pipe.publish(name, _message(topic, data))
+            await pipe.execute()
+    except RedisError as error:
+        log.warning("Redis unreachable; %d notices were not sent: %s", len(notices), error)
 
 
 def publish_after_commit(tx: Tx, topic: str, **data: object) -> None:

@@ -23,7 +23,7 @@ from contextlib import suppress
 from datetime import UTC, datetime
 
 from app.articles.extraction import failure_of
-from app.core import leases
+from app.core import db, leases
 from app.core.i18n import _
 from app.egress import EgressError, RateLimited
 from app.streams import platforms, resolver, services
@@ -63,11 +63,13 @@ _running = False  # one scheduler loop per process; overlapping cron ticks retur
 
 async def poll_source(workspace_id: int, source_id: int, *, jitter: float | None = None) -> bool:
     """Poll one source if it is due and free; False when there was nothing to do."""
-    async with _slots:
-        source = await services.claim_source(workspace_id, source_id)
-        if source is None:
-            return False
-        await _poll_claimed(source, jitter)
+    # System work: each statement names the workspace itself (and the claim is one of them).
+    with db.system():
+        async with _slots:
+            source = await services.claim_source(workspace_id, source_id)
+            if source is None:
+                return False
+            await _poll_claimed(source, jitter)
     return True
 
 
@@ -79,20 +81,22 @@ async def run_due(*, seconds: float = RUN_SECONDS, jitter: float | None = None) 
     _running = True
     started, deadline = 0, time.monotonic() + seconds
     try:
-        async with asyncio.TaskGroup() as group:
-            while time.monotonic() < deadline:
-                free = await _take_free_slots()
-                try:
-                    claimed = await services.claim_due(free)
-                except BaseException:
-                    _release(free)
-                    raise
-                _release(free - len(claimed))
-                for source in claimed:
-                    group.create_task(_run_and_release(source, jitter))
-                started += len(claimed)
-                if len(claimed) < free:
-                    break  # nothing more is due
+        # System work: claims span workspaces, and each poll's statements name theirs.
+        with db.system():
+            async with asyncio.TaskGroup() as group:
+                while time.monotonic() < deadline:
+                    free = await _take_free_slots()
+                    try:
+                        claimed = await services.claim_due(free)
+                    except BaseException:
+                        _release(free)
+                        raise
+                    _release(free - len(claimed))
+                    for source in claimed:
+                        group.create_task(_run_and_release(source, jitter))
+                    started += len(claimed)
+                    if len(claimed) < free:
+                        break  # nothing more is due
     finally:
         _running = False
     return started

@@ -2,9 +2,12 @@
 
 A found account is remembered for 10 minutes, a missing one for 1 minute
 (Redis, shared by every process), so a column of 50 handles saved twice, or
-polled every minute, asks the platform once. At most 4 resolutions per host
-run at once in a process; egress's per-host budget bounds all processes.
-Redis trouble only costs the cache, never the resolution.
+polled every minute, asks the platform once. Each process keeps a copy of what
+it read or wrote until the moment Redis forgets it (an entry is only ever
+written on a miss, so the copy never differs from Redis): a source polled every
+minute reads Redis about once per 10 minutes, not on every poll. At most 4
+resolutions per host run at once in a process; egress's per-host budget bounds
+all processes. Redis trouble only costs the cache, never the resolution.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import asyncio
 import hashlib
 import json
 import logging
+import time
 from collections import defaultdict
 
 from redis.exceptions import RedisError
@@ -25,7 +29,11 @@ log = logging.getLogger(__name__)
 FOUND_TTL_S = 600
 MISSING_TTL_S = 60
 IN_FLIGHT_PER_HOST = 4
+LOCAL_ENTRIES = 50_000  # the process's copy; the oldest entry goes first beyond this
 _MISSING = "-"
+
+# key -> (monotonic time Redis forgets it, the answer)
+_local: dict[str, tuple[float, Actor | None]] = {}
 
 _slots: defaultdict[str, asyncio.Semaphore] = defaultdict(
     lambda: asyncio.Semaphore(IN_FLIGHT_PER_HOST)
@@ -37,18 +45,43 @@ def _key(provider: str, handle: str) -> str:
     return config.active().redis_key("streams", "handle", provider, digest)
 
 
+def _keep(key: str, answer: Actor | None, seconds: float) -> None:
+    if seconds <= 0:
+        return
+    if len(_local) >= LOCAL_ENTRIES:
+        del _local[next(iter(_local))]
+    _local[key] = (time.monotonic() + seconds, answer)
+
+
+def forget_local() -> None:
+    """Drop this process's copy (a test that flushed Redis)."""
+    _local.clear()
+
+
 async def _cached(key: str) -> Actor | bool | None:
     """The cached answer, or False when there is none."""
+    kept = _local.get(key)
+    if kept is not None:
+        if kept[0] > time.monotonic():
+            return kept[1]
+        del _local[key]
     try:
-        value = await redis.client().get(key)
+        async with redis.client().pipeline(transaction=False) as pipe:
+            pipe.get(key)
+            pipe.pttl(key)
+            value, ttl_ms = await pipe.execute()
     except RedisError:
         log.warning("streams: handle cache unavailable")
         return False
     if value is None:
         return False
     text = value.decode() if isinstance(value, bytes) else str(value)
-    if text == _MISSING:
-        return None
+    answer = None if text == _MISSING else _actor(text)
+    _keep(key, answer, ttl_ms / 1000)  # read before the reply came: never outlives Redis's
+    return answer
+
+
+def _actor(text: str) -> Actor:
     data = json.loads(text)
     return Actor(ref=data["ref"], handle=data["handle"], display_name=data["display_name"])
 
@@ -61,10 +94,14 @@ async def _remember(key: str, actor: Actor | None) -> None:
             {"ref": actor.ref, "handle": actor.handle, "display_name": actor.display_name}
         )
     )
+    ttl = FOUND_TTL_S if actor else MISSING_TTL_S
+    expires = time.monotonic() + ttl  # taken before Redis starts counting
     try:
-        await redis.client().set(key, value, ex=FOUND_TTL_S if actor else MISSING_TTL_S)
+        await redis.client().set(key, value, ex=ttl)
     except RedisError:
         log.warning("streams: handle cache unavailable")
+        return
+    _keep(key, actor, expires - time.monotonic())
 
 
 async def resolve(provider: Provider, credential: Credential | None, handle: str) -> Actor | None:

@@ -17,6 +17,7 @@ import asyncio
 import functools
 import json
 import logging
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -28,7 +29,7 @@ from app.core import db, leases
 from app.core.i18n import _
 from app.core.jobs import enqueue_after_commit
 from app.egress import EgressError, RateLimited
-from app.live.notices import publish_after_commit
+from app.live.notices import publish_after_commit, publish_committed
 from app.safe_content import to_json
 from app.streams import platforms, queries, resolver, vault_contexts
 from app.streams.platforms import LedgerRule, adapt_query, clamp_interval, floor_ms
@@ -915,25 +916,28 @@ def _leased(row: asyncpg.Record) -> LeasedSource:
 async def claim_source(workspace_id: int, source_id: int) -> LeasedSource | None:
     """Lease one source if it is due and free; None if not due, or someone else has it.
     One statement: a poll's claim, renewals and steady writes cost a round trip each."""
-    row = await db.fetchrow(_CLAIM_ONE, LEASE_S, _keyed_providers(), workspace_id, source_id)
-    return _leased(row) if row else None
+    rows = await db.fetch_stateless(
+        _CLAIM_ONE, LEASE_S, _keyed_providers(), workspace_id, source_id
+    )
+    return _leased(rows[0]) if rows else None
 
 
 async def claim_due(limit: int) -> list[LeasedSource]:
     """Lease up to `limit` of the most overdue sources of any workspace; one statement."""
-    return [_leased(row) for row in await db.fetch(_CLAIM_DUE, LEASE_S, _keyed_providers(), limit)]
+    rows = await db.fetch_stateless(_CLAIM_DUE, LEASE_S, _keyed_providers(), limit)
+    return [_leased(row) for row in rows]
 
 
 async def renew_lease(source: LeasedSource) -> bool:
     """The heartbeat's renewal: True while the lease is still this poll's."""
-    until = await db.fetchval(
+    rows = await db.fetch_stateless(
         "UPDATE stream_sources SET lease_until = now() + make_interval(secs => $4)"
         " WHERE workspace_id = $1 AND id = $2 AND lease_until = $3 RETURNING lease_until",
         source.workspace_id, source.id, source.claim.until, LEASE_S,
     )  # fmt: skip
-    if until is None:
+    if not rows:
         return False
-    source.claim.until = until
+    source.claim.until = rows[0]["lease_until"]
     return True
 
 
@@ -1132,54 +1136,21 @@ async def store_page(source: LeasedSource, page: Page, outcome: Outcome) -> dict
         )  # fmt: skip
     cursor = page.cursor or source.cursor
     if not rows and outcome.state == source.state:
-        # A steady poll with nothing new (a 304, say): one statement, nobody to tell.
-        await _mark(None, source, outcome, error="", cursor=cursor, polled=True)
+        # A steady poll with nothing new (a 304, say): the mark alone, nobody to tell.
+        await _mark(source, outcome, error="", cursor=cursor, polled=True)
         return {}
     columns: list[Any] = list(zip(*rows.values(), strict=True)) if rows else [[]] * 12
-    async with db.workspace_tx(ws) as tx:
-        # One statement: mark the source (only under our lease), then upsert and link.
-        row = await tx.fetchrow(
-            f"""
-            WITH marked AS ({_MARK}), incoming AS (
-              SELECT * FROM unnest($10::text[], $11::text[], $12::text[], $13::text[], $14::text[],
-                $15::timestamptz[], $16::text[], $17::text[], $18::text[], $19::text[],
-                $20::timestamptz[], $21::text[])
-                AS t(dedup_key, remote_id, author_handle, author_ref, url, created_at_remote,
-                     content, plain_text, media, metrics, expires_at, reposted_by)
-            ), upserted AS (
-              INSERT INTO feed_items (workspace_id, dedup_key, provider, remote_id, author_handle,
-                author_ref, url, created_at_remote, fetched_at, content, plain_text, media,
-                metrics, source_id, expires_at, reposted_by)
-              SELECT $1, dedup_key, $22, remote_id, author_handle, author_ref, url,
-                created_at_remote, $23, content::jsonb, plain_text, media::jsonb, metrics::jsonb,
-                $2, expires_at, reposted_by
-              FROM incoming WHERE EXISTS (SELECT FROM marked)
-              ON CONFLICT (workspace_id, dedup_key) DO UPDATE
-                SET metrics = EXCLUDED.metrics, fetched_at = EXCLUDED.fetched_at
-              RETURNING id, created_at_remote, dedup_key
-            ), linked AS (
-              INSERT INTO feed_item_columns (workspace_id, column_id, item_id, created_at_remote,
-                dedup_key)
-              SELECT $1, c.id, u.id, u.created_at_remote, u.dedup_key
-              FROM upserted u
-              CROSS JOIN (SELECT c.id FROM stream_column_sources cs
-                          JOIN stream_columns c ON c.id = cs.column_id AND c.deleted_at IS NULL
-                          WHERE cs.workspace_id = $1 AND cs.source_id = $2) c
-              ON CONFLICT DO NOTHING
-              RETURNING column_id
-            )
-            SELECT EXISTS (SELECT FROM marked) AS marked,
-              ARRAY(SELECT column_id FROM linked) AS column_ids
-            """,
-            *_mark_args(source, outcome, error="", cursor=cursor, polled=True),
-            *columns, source.provider, now,
-        )  # fmt: skip
-        if row is None or not row["marked"]:
-            raise leases.LeaseLost(f"stream source {source.id}")
-        new: dict[int, int] = {}
-        for column_id in row["column_ids"]:
-            new[column_id] = new.get(column_id, 0) + 1
-        _publish_source(tx, source, outcome, new)
+    # One statement, so one implicit transaction and one round trip: mark the source (only
+    # under our lease), then upsert and link. System work: every clause names the workspace.
+    [row] = await db.fetch_stateless(
+        _STORE,
+        *_mark_args(source, outcome, error="", cursor=cursor, polled=True),
+        *columns, source.provider, now,
+    )  # fmt: skip
+    if not row["marked"]:
+        raise leases.LeaseLost(f"stream source {source.id}")
+    new = dict(Counter(row["column_ids"]))
+    await _tell(source, outcome, new)
     return new
 
 
@@ -1201,13 +1172,8 @@ def _finite(value: object) -> bool:
 
 async def finish(source: LeasedSource, outcome: Outcome, error: str) -> None:
     """Record a poll that brought nothing to store: failure, rate limit, pause, not found."""
-    if outcome.state == source.state:
-        # Failing again the same way: one statement, nobody to tell.
-        await _mark(None, source, outcome, error=error[:500], cursor=source.cursor, polled=False)
-        return
-    async with db.workspace_tx(source.workspace_id) as tx:
-        await _mark(tx, source, outcome, error=error[:500], cursor=source.cursor, polled=False)
-        _publish_source(tx, source, outcome, {})
+    await _mark(source, outcome, error=error[:500], cursor=source.cursor, polled=False)
+    await _tell(source, outcome, {})
 
 
 async def disable(source: LeasedSource, error: str) -> None:
@@ -1241,6 +1207,41 @@ WHERE workspace_id = $1 AND id = $2 AND lease_until = $9
 RETURNING id
 """
 
+# A poll that brought items: `_MARK` ($1..$9), then the items ($10..$21 as arrays) upserted
+# and linked to every live column of the source, only if the mark was done.
+_STORE = f"""
+WITH marked AS ({_MARK}), incoming AS (
+  SELECT * FROM unnest($10::text[], $11::text[], $12::text[], $13::text[], $14::text[],
+    $15::timestamptz[], $16::text[], $17::text[], $18::text[], $19::text[],
+    $20::timestamptz[], $21::text[])
+    AS t(dedup_key, remote_id, author_handle, author_ref, url, created_at_remote,
+         content, plain_text, media, metrics, expires_at, reposted_by)
+), upserted AS (
+  INSERT INTO feed_items (workspace_id, dedup_key, provider, remote_id, author_handle,
+    author_ref, url, created_at_remote, fetched_at, content, plain_text, media,
+    metrics, source_id, expires_at, reposted_by)
+  SELECT $1, dedup_key, $22, remote_id, author_handle, author_ref, url,
+    created_at_remote, $23, content::jsonb, plain_text, media::jsonb, metrics::jsonb,
+    $2, expires_at, reposted_by
+  FROM incoming WHERE EXISTS (SELECT FROM marked)
+  ON CONFLICT (workspace_id, dedup_key) DO UPDATE
+    SET metrics = EXCLUDED.metrics, fetched_at = EXCLUDED.fetched_at
+  RETURNING id, created_at_remote, dedup_key
+), linked AS (
+  INSERT INTO feed_item_columns (workspace_id, column_id, item_id, created_at_remote,
+    dedup_key)
+  SELECT $1, c.id, u.id, u.created_at_remote, u.dedup_key
+  FROM upserted u
+  CROSS JOIN (SELECT c.id FROM stream_column_sources cs
+              JOIN stream_columns c ON c.workspace_id = $1 AND c.id = cs.column_id
+                AND c.deleted_at IS NULL
+              WHERE cs.workspace_id = $1 AND cs.source_id = $2) c
+  ON CONFLICT DO NOTHING
+  RETURNING column_id
+)
+SELECT EXISTS (SELECT FROM marked) AS marked, ARRAY(SELECT column_id FROM linked) AS column_ids
+"""
+
 
 def _mark_args(
     source: LeasedSource, outcome: Outcome, *, error: str, cursor: str, polled: bool
@@ -1253,31 +1254,27 @@ def _mark_args(
 
 
 async def _mark(
-    tx: db.Tx | None,
-    source: LeasedSource,
-    outcome: Outcome,
-    *,
-    error: str,
-    cursor: str,
-    polled: bool,
+    source: LeasedSource, outcome: Outcome, *, error: str, cursor: str, polled: bool
 ) -> None:
-    """Record the poll on the source (in `tx`, or as one statement of its own)."""
+    """Record the poll on the source: one statement, committed on its own."""
     args = _mark_args(source, outcome, error=error, cursor=cursor, polled=polled)
-    done = await (tx.fetchval(_MARK, *args) if tx else db.fetchval(_MARK, *args))
-    if done is None:
+    if not await db.fetch_stateless(_MARK, *args):
         raise leases.LeaseLost(f"stream source {source.id}")
 
 
-def _publish_source(tx: db.Tx, source: LeasedSource, outcome: Outcome, new: dict[int, int]) -> None:
-    """Tell each column of the source what changed: its new items, or its state."""
+async def _tell(source: LeasedSource, outcome: Outcome, new: dict[int, int]) -> None:
+    """Once the poll is written, tell each column of the source what changed: its new items,
+    or its state (then the column list too). A steady poll with nothing new tells nobody."""
     changed_state = outcome.state != source.state
-    # A steady poll (same state) only tells the columns that got items.
     columns = source.column_ids if changed_state else sorted(new)
-    for column_id in columns:
-        if new.get(column_id) or changed_state:
-            publish_after_commit(tx, column_topic(column_id), new=new.get(column_id, 0))
+    notices: list[tuple[str, dict[str, object]]] = [
+        (column_topic(column_id), {"new": new.get(column_id, 0)})
+        for column_id in columns
+        if new.get(column_id) or changed_state
+    ]
     if changed_state:
-        publish_after_commit(tx, COLUMNS_TOPIC)
+        notices.append((COLUMNS_TOPIC, {}))
+    await publish_committed(source.workspace_id, notices)
 
 
 # Manual refresh and retention ------------------------------------------------------------
