@@ -76,3 +76,24 @@ async def test_piccolo_queries_inside_a_transaction_join_it(clean_db: None) -> N
     except Undo:
         pass
     assert await User.count().where(User.email == "join@example.org").run() == 0
+
+
+async def test_fixed_statements_skip_the_pool_reset_and_every_other_use_is_reset(
+    clean_db: None,
+) -> None:
+    """`fetch_stateless` (the stream scheduler's claim and writes) gives its connection back
+    without asyncpg's reset round trip; `fetch` and transactions keep it, so session state
+    (here a session-level setting, which no fixed statement may set) never outlives them."""
+    probe = (
+        "SELECT pg_backend_pid() AS pid, current_setting('newsdesk.probe', true) AS probe,"
+        " set_config('newsdesk.probe', 'left behind', false)"
+    )
+    # The pool hands back the connection released last: each step reuses the same one.
+    first = (await db.fetch_stateless(probe))[0]
+    second = await db.fetchrow(probe)
+    third = await db.fetchrow(probe)
+    assert second is not None
+    assert third is not None
+    assert first["pid"] == second["pid"] == third["pid"]
+    assert second["probe"] == "left behind"  # no reset after the fixed statement
+    assert third["probe"] in ("", None)  # reset after an ordinary one

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from app.core import db
 from app.live.notices import channel
 from app.streams import polling, services
-from app.streams.types import column_topic
+from app.streams.types import COLUMNS_TOPIC, column_topic
 from tests.egress.servers import Reply
 from tests.streams.conftest import items_of, make_due, source_row, sources_of
 from tests.streams.statuses import status, statuses_reply
@@ -356,6 +357,67 @@ async def test_new_items_are_announced_on_the_columns_topic_after_commit(
         await pubsub.unsubscribe()
         await pubsub.aclose()
     assert {"topic": column_topic(column), "new": 2} in messages
+
+
+async def _notices_of(redis, ws: int, poll) -> list[dict]:  # type: ignore[no-untyped-def]
+    """The live notices published on the workspace's channel while `poll` runs."""
+    pubsub = redis.pubsub()
+    await pubsub.subscribe(channel(ws))
+    try:
+        await poll
+        messages = []
+        deadline = asyncio.get_running_loop().time() + 0.5
+        while asyncio.get_running_loop().time() < deadline:
+            message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=0.1)
+            if message:
+                messages.append(json.loads(message["data"]))
+    finally:
+        await pubsub.unsubscribe()
+        await pubsub.aclose()
+    return messages
+
+
+async def test_a_failing_source_tells_its_columns_only_when_its_state_changes(
+    people, site, site_egress, redis
+):
+    ws, _owner = await people.workspace()
+    url = feed(site, "/failing.rss", Reply(status=500, body=b"oops"))
+    column = await account_column(ws, url)
+    [source] = await sources_of(column)
+    # Failures 1 and 2 keep it `pending`: nobody is told. The third makes it `error`.
+    for _attempt in range(2):
+        await make_due(source)
+        assert await _notices_of(redis, ws, polling.poll_source(ws, source, jitter=0)) == []
+    await make_due(source)
+    told = await _notices_of(redis, ws, polling.poll_source(ws, source, jitter=0))
+    assert told == [{"topic": column_topic(column), "new": 0}, {"topic": COLUMNS_TOPIC}]
+    assert (await source_row(source))["state"] == "error"
+
+
+async def test_a_poll_is_stored_when_redis_cannot_take_its_notices(
+    people, site, site_egress, caplog
+):
+    from arq.connections import ArqRedis
+
+    from app.core import redis as core_redis
+    from tests.workers.processes import free_port
+
+    ws, _owner = await people.workspace()
+    url = feed(site, "/quiet.rss", rss(2))
+    column = await account_column(ws, url)
+    [source] = await sources_of(column)
+    down = ArqRedis(host="127.0.0.1", port=free_port())  # nothing listens there
+    saved = core_redis._client
+    core_redis.use_client(down)
+    try:
+        with caplog.at_level(logging.WARNING, logger="app.live.notices"):
+            assert await polling.poll_source(ws, source, jitter=0)
+    finally:
+        core_redis._client = saved
+        await down.aclose()
+    assert (await source_row(source))["state"] == "ready"
+    assert len(await items_of(column)) == 2
+    assert any("notices were not sent" in r.getMessage() for r in caplog.records)
 
 
 async def test_the_sweeper_deletes_expired_and_month_old_items(people, site, site_egress):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 
 from app.core import config
@@ -55,3 +56,29 @@ async def test_at_most_four_resolutions_run_at_once_per_host(site, site_egress):
     elapsed = time.monotonic() - started
     assert all(actors)
     assert elapsed >= 0.8  # two rounds of four, not one round of eight
+
+
+async def test_a_process_keeps_a_handle_it_read_until_redis_forgets_it(site, site_egress, redis):
+    site.routes["/kept.rss"] = Reply(headers=[("Content-Type", RSS)], body=rss(1, title="Kept"))
+    rss_provider = provider_for("rss")
+    assert rss_provider is not None
+    handle = site.base + "/kept.rss"
+    key = resolver._key("rss", handle)
+    # Another process resolved it a while ago: its entry has 0.4 s left.
+    answer = {"ref": handle, "handle": handle, "display_name": "Elsewhere"}
+    await redis.set(key, json.dumps(answer), px=400)
+    actor = await resolver.resolve(rss_provider, None, handle)
+    assert actor is not None
+    assert actor.display_name == "Elsewhere"
+    # The next poll is answered from the process's copy: Redis is not asked again.
+    await redis.delete(key)
+    again = await resolver.resolve(rss_provider, None, handle)
+    assert again is not None
+    assert again.display_name == "Elsewhere"
+    assert site.hits_of("/kept.rss") == []
+    # Once Redis would have forgotten it, so has the process: it resolves again.
+    await asyncio.sleep(0.5)
+    fresh = await resolver.resolve(rss_provider, None, handle)
+    assert fresh is not None
+    assert fresh.display_name == "Kept"
+    assert len(site.hits_of("/kept.rss")) == 1
