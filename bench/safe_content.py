@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import nh3  # noqa: TID251 -- the baseline being compared against
 
-from app.safe_content import Document, from_html, html_builder, render_html
+from app.safe_content import Document, from_html, html_builder, native, render_html
 from app.safe_content.fit import fit
 from app.safe_content.guard import defuse, needs_guard
 
@@ -143,6 +143,8 @@ def stages(html: str) -> dict[str, Callable[[], object]]:
 
 def main() -> None:
     seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 4.0
+    kind = "compiled with mypyc" if native.ACTIVE else "pure Python (scripts/setup.sh compiles it)"
+    print(f"safe_content: {kind}")
     inputs = {"mastodon status": STATUS, "50 KB article": make_article()}
     print(
         f"{'input':<16} {'bytes':>6} {'ours us':>9} {'nh3.clean us':>13} {'ratio':>6} {'ours/s':>8}"

@@ -34,3 +34,6 @@ PY="$ROOT/.venv/bin/python" scripts/vendor.sh 2>&1 | grep -v "is ignored" || tru
 test -f static/vendor/datastar.js
 # The UI's translations: app/locale/*/LC_MESSAGES/messages.po -> .mo (not kept in git).
 .venv/bin/python -c "from app.core.i18n import compile_catalogs; compile_catalogs()"
+# The hot safe_content modules compiled with mypyc (build/safe_content-native/, only for these
+# very sources; docs/decisions/safe-content.md). Without a C compiler the pure modules run.
+.venv/bin/python -c "import sys; from app.safe_content.native import main; sys.exit(main())" || true

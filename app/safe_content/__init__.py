@@ -7,6 +7,10 @@ their own escaped markup inside a Datastar `data-ignore` wrapper. This is
 the only package that may import nh3 (docs/decisions/safe-content.md).
 """
 
+from app.safe_content import native
+
+native.load()  # first: the compiled hot modules, when built from these very sources
+
 from app.safe_content import errors
 from app.safe_content.ast import (
     MAX_DEPTH,

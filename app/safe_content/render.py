@@ -81,7 +81,8 @@ def proxied_src(src: str, media_url: MediaUrl | None) -> str | None:
     remote = http_url(src)
     if remote is None or media_url is None:
         return None
-    proxied = media_url(remote)
+    # `object`: a media_url that breaks its promise is refused below, compiled or not.
+    proxied: object = media_url(remote)
     if not isinstance(proxied, str):
         return None
     return proxied if _same_origin_path(proxied) or http_url(proxied) == proxied else None
@@ -238,7 +239,7 @@ def _inline_runs(blocks: tuple[Block, ...], depth: int = 2) -> list[tuple[Inline
     return runs
 
 
-def render_text(text: str) -> Markup:
+def render_text(text: str | None) -> Markup:
     """One third-party plain-text field (title, name, alt text) as safe inline markup."""
     if not isinstance(text, str):
         text = "" if text is None else str(text)

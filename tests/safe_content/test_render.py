@@ -208,7 +208,7 @@ def test_render_text(text: str, expected: str) -> None:
 
 
 def test_render_text_tolerates_none() -> None:
-    assert render_text(None) == "<span data-ignore></span>"  # type: ignore[arg-type]
+    assert render_text(None) == "<span data-ignore></span>"
 
 
 def test_realistic_article_renders_cleanly() -> None:
