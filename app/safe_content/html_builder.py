@@ -329,7 +329,8 @@ class _Builder:
         start, end, text_token, emit_text = self.start, self.end, self._text, self._emit_text
         tags, closers = self.open_tags, self.open_closers
         if "<span" in markup:
-            markup = _INERT_TEXT_SPAN.sub(r"\1", _INVISIBLE_SPAN.sub("", markup))
+            # split keeps the captured text between the pieces: joined, the spans are gone
+            markup = "".join(_INERT_TEXT_SPAN.split(_INVISIBLE_SPAN.sub("", markup)))
         parts = _TAG.split(markup)
         if parts[0]:
             text_token(unescape(parts[0]))
