@@ -81,8 +81,10 @@ def proxied_src(src: str, media_url: MediaUrl | None) -> str | None:
     remote = http_url(src)
     if remote is None or media_url is None:
         return None
-    # `object`: a media_url that breaks its promise is refused below, compiled or not.
-    proxied: object = media_url(remote)
+    # Its answer as `object`: one that breaks the promise is refused below (compiled code
+    # would otherwise raise on the declared `str | None`).
+    answer: Callable[[str], object] = media_url
+    proxied = answer(remote)
     if not isinstance(proxied, str):
         return None
     return proxied if _same_origin_path(proxied) or http_url(proxied) == proxied else None
