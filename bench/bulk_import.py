@@ -57,6 +57,8 @@ from tests.fakes.site import HTML, SiteThread
 ROOT = Path(__file__).resolve().parent.parent
 URLS = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
 BUDGET = "127.0.0.1=1000/1000/64"
+# Which runs: "1,2" by default; BENCH_WORKERS=1 for a quicker profile of one worker.
+WORKERS = [int(n) for n in os.environ.get("BENCH_WORKERS", "1,2").split(",")]
 _WORDS = [
     "the",
     "council",
@@ -165,8 +167,10 @@ def start_worker(settings: Settings, site_allow: str) -> subprocess.Popen[bytes]
         "EGRESS_HOST_BUDGETS": BUDGET,
         "LOG_LEVEL": "WARNING",
     }
+    # A profiler to run the worker under, e.g. BENCH_WORKER_PREFIX="py-spy record -f raw -o w.txt --"
+    prefix = os.environ.get("BENCH_WORKER_PREFIX", "").split()
     return subprocess.Popen(
-        [sys.executable, "-m", "app", "worker"],
+        [*prefix, sys.executable, "-m", "app", "worker"],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -232,7 +236,7 @@ async def main() -> None:
 
         bare, bare_cpu = await bare_loop(site.port, paths)
         results = {}
-        for workers in (1, 2):
+        for workers in WORKERS:
             await redis.flushdb()
             urls = [f"{site.base}{p}?run={workers}" for p in paths]
             results[workers] = await run_import(settings, redis, urls, workers, site.allow())

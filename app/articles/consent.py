@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import islice
 
 # Consent platforms: name -> fragments of script src, element id or class
 # names they put on a page (lower case).
@@ -106,8 +107,19 @@ def words(text: str) -> list[str]:
 
 
 def count_words(text: str) -> int:
-    """len(words(text)) without lower-casing every word (articles run to 20,000 words)."""
-    return len(_WORD.findall(text))
+    """len(words(text)), at a third of the cost (articles run to 20,000 words).
+
+    Most whitespace-separated tokens are one plain ASCII word; only the others
+    (punctuation, digits, apostrophes, accents, CJK) go through the regex. Words
+    never span whitespace, so the sum is the same count.
+    """
+    count = 0
+    for token in text.split():
+        if token.isalpha() and token.isascii():
+            count += 1
+        else:
+            count += len(_WORD.findall(token))
+    return count
 
 
 def consent_platforms(markers: Iterable[str]) -> list[str]:
@@ -122,7 +134,9 @@ def consent_platforms(markers: Iterable[str]) -> list[str]:
 class ConsentVerdict:
     wall: bool
     platforms: tuple[str, ...]  # consent platforms found on the page
-    ratio: float  # share of consent wording in the text (0 without a platform: not judged)
+    # Share of consent wording in the text's first CONSENT_MAX_WORDS + 1 words
+    # (0 without a platform: not judged).
+    ratio: float
 
 
 def consent_wall(markers: Iterable[str], text: str) -> ConsentVerdict:
@@ -130,7 +144,10 @@ def consent_wall(markers: Iterable[str], text: str) -> ConsentVerdict:
     platforms = tuple(consent_platforms(markers))
     if not platforms:  # no wall without a platform: spare reading a long article's words
         return ConsentVerdict(False, (), 0.0)
-    tokens = words(text)
+    # One word past the limit is enough to know the text is too long to be a wall:
+    # most sites load a consent script beside their 5,000-word articles.
+    found = islice(_WORD.finditer(text), CONSENT_MAX_WORDS + 1)
+    tokens = [match.group().lower() for match in found]
     hits = sum(1 for w in tokens if w in _ALL_CONSENT_WORDS)
     ratio = hits / len(tokens) if tokens else 0.0
     wall = (

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import pytest
 
+from app.analysis.text import word_count
+from app.analysis.text import words as analysis_words
 from app.articles.consent import (
     CONSENT_MAX_WORDS,
+    CONSENT_MIN_RATIO,
     PAYWALL_TRUNCATED_WORDS,
     block_page,
     consent_platforms,
     consent_wall,
+    count_words,
     not_free,
     paywall,
     words,
@@ -230,3 +234,30 @@ def test_a_long_page_is_never_a_block_page():
 )
 def test_words_counts_letters_in_any_script(text, count):
     assert len(words(text)) == count
+
+
+WORD_SAMPLES = [
+    "",
+    "The council said on Tuesday",
+    "Don't stop: it’s 2025, the 3rd time (again)!",
+    "Müller's Straße – naïve café, 10 km/h",
+    "日本語のテキストです。東京 2025年",
+    "snake_case and e-mail, ½ and ²",
+    "tabs\tand\nnew lines\u00a0and no-break spaces",
+    "quotes “like these” and «these» and 'these'",
+]
+
+
+@pytest.mark.parametrize("text", WORD_SAMPLES)
+def test_word_counts_are_the_number_of_words_listed(text):
+    # The counts take a fast path per whitespace-separated token; they must stay exact.
+    assert count_words(text) == len(words(text))
+    assert word_count(text) == len(analysis_words(text))
+
+
+def test_a_long_text_with_a_platform_is_judged_on_its_first_words_only():
+    # A wall is short: past CONSENT_MAX_WORDS the rest of an article is not read.
+    long_text = CONSENT_TEXT["en"] + " river" * (CONSENT_MAX_WORDS * 20)
+    verdict = consent_wall(ONETRUST, long_text)
+    assert not verdict.wall
+    assert 0 < verdict.ratio < CONSENT_MIN_RATIO
