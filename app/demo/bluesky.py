@@ -86,10 +86,13 @@ def _error(status: int, error: str, message: str) -> DemoResponse:
     return DemoResponse(status, json={"error": error, "message": message})
 
 
-def _byte_span(text: str, needle: str, start: int = 0) -> tuple[int, int] | None:
-    data, wanted = text.encode(), needle.encode()
-    at = data.find(wanted, start)
-    return (at, at + len(wanted)) if at >= 0 else None
+def _byte_span(text: str, needle: str) -> tuple[int, int] | None:
+    """UTF-8 offsets of `needle` as a whole word: '#climat' is not the start of '#climate'."""
+    found = re.search(re.escape(needle) + r"(?!\w)", text)
+    if found is None:
+        return None
+    at = len(text[: found.start()].encode())
+    return (at, at + len(needle.encode()))
 
 
 @dataclass

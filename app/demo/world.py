@@ -41,7 +41,8 @@ def _mastodon(host: str) -> Callable[[DemoWorld], DemoServer]:
 
 
 # Every demo server, one line each; `make` takes the world. Offsets taken: 0 courier,
-# 1 bluesky, 2-4 the Mastodon instances, 5 youtube (www.youtube.com and www.googleapis.com).
+# 1 bluesky, 2-4 the Mastodon instances, 5 youtube (www.youtube.com, www.googleapis.com and
+# i.ytimg.com, its thumbnails).
 SERVICES: tuple[DemoService, ...] = (
     DemoService("courier", (ARTICLE_ORIGIN,), 0, ArticleSite),
     DemoService("bluesky", bluesky.ORIGINS, 1, bluesky.BlueskyDemo),
@@ -49,7 +50,10 @@ SERVICES: tuple[DemoService, ...] = (
     DemoService("chaos.social", ("https://chaos.social",), 3, _mastodon("chaos.social")),
     DemoService("fosstodon.org", ("https://fosstodon.org",), 4, _mastodon("fosstodon.org")),
     DemoService(
-        "youtube", ("https://www.youtube.com", "https://www.googleapis.com"), 5, YouTubeDemo
+        "youtube",
+        ("https://www.youtube.com", "https://www.googleapis.com", "https://i.ytimg.com"),
+        5,
+        YouTubeDemo,
     ),
 )
 

@@ -1,7 +1,7 @@
 """YouTubeDemo: the demo world's YouTube in YouTube's own formats, on one loopback server.
 
-Serves both origins the YouTube provider talks to (EGRESS_DIVERT sends
-`https://www.youtube.com` and `https://www.googleapis.com` here):
+Serves the origins the YouTube provider talks to and its thumbnails' (EGRESS_DIVERT sends
+`https://www.youtube.com`, `https://www.googleapis.com` and `https://i.ytimg.com` here):
 
     www.youtube.com      /feeds/videos.xml?channel_id=UC...     channel Atom feed
                          /feeds/videos.xml?playlist_id=UULF...  the same without Shorts
@@ -10,6 +10,8 @@ Serves both origins the YouTube provider talks to (EGRESS_DIVERT sends
                                                publishedAfter, maxResults)
                          /youtube/v3/videos    videos.list part=statistics
                          /youtube/v3/channels  channels.list forHandle / id
+    i.ytimg.com          /vi/ID/NAME.jpg       a thumbnail (a drawn PNG: the media proxy
+                                               goes by the bytes, not the name)
 
 A Data API call needs a key (`valid_keys` when set, else any); `quota_exceeded = True`
 answers every Data API call 403 quotaExceeded, as Google does when a key's day is spent.
@@ -25,10 +27,12 @@ from xml.sax.saxutils import escape, quoteattr
 
 from app.demo.content import DemoAuthor, DemoPost, DemoWorld, stable_token
 from app.demo.http import DemoRequest, DemoResponse, DemoServer
+from app.demo.sites import png
 
 FEED_LIMIT = 15  # YouTube's channel feeds carry the last 15 uploads
 MAX_RESULTS = 50
 SNIPPET = 160  # search.list cuts descriptions short
+THUMBNAILS = {"default": (120, 90), "mqdefault": (320, 180), "hqdefault": (480, 360)}
 ATOM = "application/atom+xml; charset=UTF-8"
 
 
@@ -65,6 +69,7 @@ class YouTubeDemo(DemoServer):
         self.add("GET", r"/youtube/v3/search", self.search)
         self.add("GET", r"/youtube/v3/videos", self.videos)
         self.add("GET", r"/youtube/v3/channels", self.channels)
+        self.add("GET", r"/vi/(?P<vid>[A-Za-z0-9_-]{11})/(?P<name>[a-z]+)\.jpg", self.thumbnail)
 
     # The world, as YouTube sees it --------------------------------------------------------
 
@@ -144,6 +149,15 @@ class YouTubeDemo(DemoServer):
         )
         return DemoResponse(200, {"Content-Type": "text/html; charset=utf-8"}, page)
 
+    # i.ytimg.com ----------------------------------------------------------------------------
+
+    def thumbnail(self, request: DemoRequest) -> DemoResponse:
+        width, height = THUMBNAILS.get(request.params["name"], THUMBNAILS["hqdefault"])
+        return DemoResponse(
+            headers={"Content-Type": "image/png", "Cache-Control": "public, max-age=86400"},
+            body=png(request.params["vid"], width, height),
+        )
+
     # www.googleapis.com -------------------------------------------------------------------
 
     def _refused(self, request: DemoRequest) -> DemoResponse | None:
@@ -187,14 +201,11 @@ class YouTubeDemo(DemoServer):
 
     def _search_result(self, post: DemoPost) -> dict[str, object]:
         vid = video_id(post)
-        thumbs = {
-            size: {"url": f"https://i.ytimg.com/vi/{vid}/{name}.jpg", "width": w, "height": h}
-            for size, name, w, h in (
-                ("default", "default", 120, 90),
-                ("medium", "mqdefault", 320, 180),
-                ("high", "hqdefault", 480, 360),
-            )
-        }
+        thumbs = {}
+        for size, name in (("default", "default"), ("medium", "mqdefault"), ("high", "hqdefault")):
+            width, height = THUMBNAILS[name]
+            url = f"https://i.ytimg.com/vi/{vid}/{name}.jpg"
+            thumbs[size] = {"url": url, "width": width, "height": height}
         return {
             "kind": "youtube#searchResult",
             "etag": stable_token("etag", vid, length=27),

@@ -18,7 +18,7 @@ from app.demo.content import ARTICLE_ORIGIN, DemoWorld
 from app.demo.runner import DemoRefused, check_demo_database
 from app.demo.sites import WIRE_SECONDS
 from app.demo.world import COLUMNS, RunningWorld, seed, serve_world
-from app.egress import use_egress
+from app.egress import egress, use_egress
 from app.streams import polling
 from app.streams.providers import provider_for
 from app.streams.types import SourceKind
@@ -143,3 +143,23 @@ def test_the_demo_refuses_a_database_it_would_empty() -> None:
         database_url="postgresql://newsdesk_app@127.0.0.1:5432/newsdesk_demo"
     )
     check_demo_database(demo_db)
+
+
+async def test_every_picture_a_column_shows_is_served_by_the_demo(demo: RunningWorld) -> None:
+    """Offline, a thumbnail at an origin no demo server answers for is a broken image (the
+    media proxy's 502): YouTube's thumbnails live on i.ytimg.com."""
+    await seed()
+    await polling.run_due(seconds=30, jitter=0)
+    urls = {
+        row["url"]
+        for row in await db.fetch(
+            "SELECT DISTINCT m->>'url' AS url FROM feed_items, jsonb_array_elements(media) m"
+        )
+    }
+    assert any("ytimg" in url for url in urls) or "youtube" not in _searchable()
+    served = {entry.split("=", 1)[0] for entry in demo.divert}
+    for url in urls:
+        origin = "/".join(url.split("/", 3)[:3])
+        assert origin in served, url
+        fetched = await egress().fetch(url)
+        assert fetched.content.startswith(b"\x89PNG"), url

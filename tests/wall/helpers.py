@@ -38,6 +38,7 @@ async def add_item(
     minutes: int | None = None,
     metrics: dict[str, int] | None = None,
     reposted_by: str = "",
+    author: str = "alice@social.example",
 ) -> int:
     doc = from_html(html or f"<p>Post {n} about the floods</p>")
     at = BASE + timedelta(minutes=n if minutes is None else minutes)
@@ -50,7 +51,7 @@ async def add_item(
             VALUES ($1, $2, 'mastodon', $3, $4, $5, $6, $7::jsonb, $8, $9::jsonb, $10::jsonb, $11)
             RETURNING id
             """,
-            ws, key, str(n), "alice@social.example",
+            ws, key, str(n), author,
             f"https://social.example/@alice/{n}" if url is None else url, at,
             to_json(doc).decode(), to_text(doc), json.dumps(media or []),
             json.dumps(metrics or {"likes": 3, "reposts": 1}), reposted_by,
