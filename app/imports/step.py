@@ -16,6 +16,9 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
 from app.articles import queries as article_queries
 from app.articles.extraction import ExtractionError, extract
 from app.articles.types import Source
@@ -25,6 +28,9 @@ from app.imports import policy, services
 from app.imports.types import Claim, ItemState
 
 log = logging.getLogger(__name__)
+
+# Redis unreachable (egress keeps its host budgets there): read the item again this much later.
+REDIS_RETRY_SECONDS = 15.0
 
 _loops = 0  # loops running in this process
 # A loop hands over to a fresh wake-up after this long, so it never meets arq's
@@ -77,6 +83,15 @@ async def process(claim: Claim) -> ItemState | None:
             back = policy.Retry(_("The worker stopped; the page will be read again."), 0, False)
             await asyncio.shield(services.fail(claim, back))
             raise
+        except (RedisConnectionError, RedisTimeoutError) as error:
+            # Our outage, not the page's: the item waits, uncounted (the worker waits too).
+            log.warning("import item %s waits for Redis: %s", claim.item_id, error)
+            back = policy.Retry(
+                _("Redis is unreachable; the page will be read again."),
+                REDIS_RETRY_SECONDS,
+                counts=False,
+            )
+            return await services.fail(claim, back)
         except Exception:
             log.exception("import item %s (%s) failed unexpectedly", claim.item_id, claim.url)
             reason = _("Reading the page failed on an unexpected error.")

@@ -6,15 +6,18 @@ import asyncio
 import json
 
 import pytest
+from redis.asyncio import Redis
 
 from app.articles.services import process_scraped_article
 from app.articles.types import Source
 from app.core import db
+from app.egress import Egress, use_egress
 from app.imports import policy, queries, services, step
 from app.imports.types import ImportJobNotFound, ImportRefused, ItemState, JobStatus
 from tests.articles.helpers import article_event, queued_jobs
 from tests.egress.servers import Reply
 from tests.fakes.site import FakeSite
+from tests.fixtures import make_test_settings
 from tests.imports.helpers import (
     counters_match_states,
     import_settings,
@@ -331,6 +334,25 @@ async def test_redis_flushed_mid_job_the_reconciler_wakes_it(workspace, site, si
     job = await job_of(workspace, job_id)
     assert job.status == JobStatus.DONE
     assert job.counters.saved == 3
+
+
+async def test_redis_down_while_reading_gives_the_item_back_uncounted(workspace, site, site_egress):
+    """The host budget lives in Redis: an outage is ours, not the page's, so the item waits
+    and is read again (it used to end as "failed on an unexpected error")."""
+    urls = articles_at(site, "/news/r1")
+    job_id = await services.create_job(workspace, urls, actor_user_id=None)
+    unreachable = Redis.from_url("redis://127.0.0.1:9/0", socket_connect_timeout=0.5)
+    use_egress(Egress(make_test_settings(egress_allow=[site.allow()]), unreachable))
+    claim = await services.claim_next("w1")
+    assert claim is not None
+    assert await step.process(claim) == ItemState.PENDING
+    (row,) = await item_rows(job_id)
+    assert (row["state"], row["attempts"]) == ("pending", 0)
+    await unreachable.aclose()
+    site_egress()  # Redis is back
+    await make_due(job_id)
+    await run_worker()
+    assert await states(job_id) == ["saved"]
 
 
 async def test_old_finished_jobs_are_archived(workspace, site, site_egress):
