@@ -37,7 +37,7 @@ from app.accounts.throttle import (
 )
 from app.accounts.types import AccountError, NewSession
 from app.core.config import active
-from app.core.i18n import LANGUAGES, _, ngettext
+from app.core.i18n import LANGUAGES, _, format_number, ngettext
 from app.web.pages import Form, page, same_site_path
 
 
@@ -468,10 +468,10 @@ class ForgotController(Controller):
         if wait:
             minutes = minutes_of(wait)
             message = ngettext(
-                "Too many requests from your network. Try again in %(minutes)d minute.",
-                "Too many requests from your network. Try again in %(minutes)d minutes.",
+                "Too many requests from your network. Try again in %(num)s minute.",
+                "Too many requests from your network. Try again in %(num)s minutes.",
                 minutes,
-            ) % {"minutes": minutes}
+            ) % {"num": format_number(minutes)}
             return await self._render(request, status_code=429, form=data, error=message)
         response = await self._render(request, form=data, sent=True)
         # After the answer: the same words and the same time whether the account exists.

@@ -60,8 +60,15 @@ async def identify(scope: Scope) -> Viewer | None:
 
 
 def language_for(scope: Scope, viewer: Viewer | None) -> str:
-    """The viewer's chosen language, else the browser's (pages before sign-in)."""
-    return i18n.pick_language(viewer.locale if viewer else None, _header(scope, b"accept-language"))
+    """The viewer's chosen language, else the browser's (pages before sign-in).
+
+    A browser always sends Accept-Language, so for pages the profile wins; an API or MCP
+    client sends it only on purpose, so there an offered language it asks for wins.
+    """
+    header = _header(scope, b"accept-language")
+    if viewer and viewer.api_token_id:
+        return i18n.asked_language(header) or i18n.pick_language(viewer.locale, None)
+    return i18n.pick_language(viewer.locale if viewer else None, header)
 
 
 class AuthenticationMiddleware(ASGIMiddleware):

@@ -18,9 +18,9 @@ from app.accounts.roles import Role
 from app.accounts.services import check_new_password
 from app.accounts.throttle import SignInThrottle
 from app.accounts.types import AccountError, ResetLinkShown
-from app.core import db
+from app.core import db, i18n
 from app.core.config import active
-from app.core.i18n import _
+from app.core.i18n import _, ngettext
 from app.core.mail import MailError, send_mail
 from app.events.services import record
 from app.live.notices import access_changed
@@ -97,7 +97,9 @@ async def set_new_password(email: str) -> str:
                 "SELECT id, email FROM users WHERE lower(email) = lower($1)", email.strip()
             )
             if row is None:
-                raise AccountError(f"no user with the email {email.strip()}")
+                raise AccountError(
+                    _("No account has the email %(email)s.") % {"email": email.strip()}
+                )
             await _replace_password(tx, row["id"], password)
     await _after_new_password(row["id"], row["email"], ip="")
     return password
@@ -138,7 +140,7 @@ async def mail_reset_link(email: str) -> None:
     """
     row = await db.fetchrow(
         """
-        SELECT u.id, u.email,
+        SELECT u.id, u.email, u.locale,
           (SELECT count(*) FROM password_resets r
            WHERE r.user_id = u.id AND r.created_by IS NULL
              AND r.created_at > now() - interval '1 hour') AS recent
@@ -152,17 +154,28 @@ async def mail_reset_link(email: str) -> None:
         log.info("reset mail for user %s not sent: %d already this hour", row["id"], MAILS_PER_HOUR)
         return
     token = await issue_reset(row["id"], valid=MAILED_LINK_VALID)
-    minutes = int(MAILED_LINK_VALID.total_seconds() // 60)
-    text = _(
-        "Someone asked to reset the password of your Newsdesk account at %(site)s.\n\n"
-        "To choose a new password, open this link within %(minutes)d minutes. It works once:\n\n"
-        "%(link)s\n\n"
-        "If it was not you, ignore this mail: your password stays as it is."
-    ) % {"site": active().base_url, "minutes": minutes, "link": reset_link(token)}
+    with i18n.speaking(row["locale"]):  # the recipient's language, not the requester's
+        subject, text = _reset_mail(reset_link(token))
     try:
-        await send_mail(row["email"], _("Reset your Newsdesk password"), text)
+        await send_mail(row["email"], subject, text)
     except MailError as error:
         log.error("reset mail for user %s not sent: %s", row["id"], error)
+
+
+def _reset_mail(link: str) -> tuple[str, str]:
+    minutes = int(MAILED_LINK_VALID.total_seconds() // 60)
+    text = ngettext(
+        "Someone asked to reset the password of your Newsdesk account at %(site)s.\n\n"
+        "To choose a new password, open this link within %(num)s minute. It works once:\n\n"
+        "%(link)s\n\n"
+        "If it was not you, ignore this mail: your password stays as it is.",
+        "Someone asked to reset the password of your Newsdesk account at %(site)s.\n\n"
+        "To choose a new password, open this link within %(num)s minutes. It works once:\n\n"
+        "%(link)s\n\n"
+        "If it was not you, ignore this mail: your password stays as it is.",
+        minutes,
+    ) % {"site": active().base_url, "num": i18n.format_number(minutes), "link": link}
+    return _("Reset your Newsdesk password"), text
 
 
 # Links an admin hands out ------------------------------------------------------

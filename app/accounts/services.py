@@ -28,7 +28,7 @@ from app.accounts.validation import (
 )
 from app.core import db
 from app.core.config import active
-from app.core.i18n import LANGUAGES, _, ngettext
+from app.core.i18n import LANGUAGES, _, format_number, ngettext
 from app.events.services import record
 from app.live.notices import access_changed, access_changed_after_commit
 
@@ -55,7 +55,8 @@ def _checked_display_name(value: str) -> str:
 def check_new_password(password: str, field: str) -> None:
     if len(password) < MIN_PASSWORD_LENGTH:
         raise AccountError(
-            _("Choose a password of at least %(n)d characters.") % {"n": MIN_PASSWORD_LENGTH},
+            _("Choose a password of at least %(n)s characters.")
+            % {"n": format_number(MIN_PASSWORD_LENGTH)},
             field=field,
         )
 
@@ -279,11 +280,11 @@ async def sign_in(
         minutes = minutes_of(wait)
         raise AccountError(
             ngettext(
-                "Too many failed sign-ins. Try again in %(minutes)d minute.",
-                "Too many failed sign-ins. Try again in %(minutes)d minutes.",
+                "Too many failed sign-ins. Try again in %(num)s minute.",
+                "Too many failed sign-ins. Try again in %(num)s minutes.",
                 minutes,
             )
-            % {"minutes": minutes},
+            % {"num": format_number(minutes)},
             status=429,
         )
     if row is None or not verify_password(row["password_hash"], password):

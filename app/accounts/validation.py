@@ -11,7 +11,7 @@ from __future__ import annotations
 from email_validator import EmailNotValidError, validate_email
 
 from app.accounts.types import AccountError
-from app.core.i18n import _
+from app.core.i18n import _, format_number
 
 MAX_EMAIL = 254  # RFC 5321's path limit, less the angle brackets
 MAX_DISPLAY_NAME = 120
@@ -26,7 +26,8 @@ def checked_email(value: str, *, field: str = "email") -> str:
         raise AccountError(_("Enter an email address like name@example.org."), field=field)
     if len(value) > MAX_EMAIL:
         raise AccountError(
-            _("An email address has at most %(n)d characters.") % {"n": MAX_EMAIL}, field=field
+            _("An email address has at most %(n)s characters.") % {"n": format_number(MAX_EMAIL)},
+            field=field,
         )
     try:
         return validate_email(value, check_deliverability=False).normalized
@@ -44,8 +45,8 @@ def checked_name(value: str, *, field: str, limit: int, missing: str) -> str:
         raise AccountError(missing, field=field)
     if len(value) > limit:
         raise AccountError(
-            _("Keep it to %(n)d characters (this one has %(len)d).")
-            % {"n": limit, "len": len(value)},
+            _("Keep it to %(n)s characters (this one has %(len)s).")
+            % {"n": format_number(limit), "len": format_number(len(value))},
             field=field,
         )
     return value

@@ -17,6 +17,7 @@ from app.analysis import language as lang
 from app.analysis import text as txt
 from app.analysis.types import AnalysisFailed, AnalysisInput, AnalysisResult
 from app.core.config import Settings
+from app.core.i18n import _
 from app.egress import EgressError, RateLimited, egress
 from app.safe_content.textutil import clean_text
 
@@ -78,11 +79,13 @@ class RemoteAnalyser:
             )
         except RateLimited as error:
             raise AnalysisFailed(
-                f"The analysis endpoint asked us to wait: {error.message}",
+                _("The analysis endpoint asked us to wait: %(why)s") % {"why": error.message},
                 retry_after=error.retry_after,
             ) from None
         except EgressError as error:
-            raise AnalysisFailed(f"The analysis endpoint failed: {error.message}") from None
+            raise AnalysisFailed(
+                _("The analysis endpoint failed: %(why)s") % {"why": error.message}
+            ) from None
         fields = parse_answer(answer.content)
         full_text = article.full_text
         return AnalysisResult(
@@ -101,13 +104,13 @@ def parse_answer(body: bytes) -> dict[str, Any]:
         fields = json.loads(_unfenced(content))
     except (ValueError, KeyError, IndexError, TypeError):
         raise AnalysisFailed(
-            "The analysis endpoint did not answer with a chat completion holding a JSON object."
+            _("The analysis endpoint did not answer with a chat completion holding a JSON object.")
         ) from None
     if not isinstance(fields, dict) or not isinstance(fields.get("summary"), str):
-        raise AnalysisFailed("The analysis endpoint's answer has no summary.")
+        raise AnalysisFailed(_("The analysis endpoint's answer has no summary."))
     raw_keywords = fields.get("keywords", [])
     if not isinstance(raw_keywords, list):
-        raise AnalysisFailed("The analysis endpoint's keywords are not a list.")
+        raise AnalysisFailed(_("The analysis endpoint's keywords are not a list."))
     keywords = tuple(
         keyword
         for keyword in (_plain(k, MAX_KEYWORD_CHARS) for k in raw_keywords if isinstance(k, str))

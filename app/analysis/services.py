@@ -27,6 +27,7 @@ from app.articles import queries as article_queries
 from app.articles.types import LIBRARY_TOPIC, article_topic
 from app.core import db, jobs, leases
 from app.core.config import Settings
+from app.core.i18n import _
 from app.live.notices import publish_after_commit
 
 log = logging.getLogger(__name__)
@@ -115,7 +116,7 @@ async def run_analysis(workspace_id: int, article_id: int, settings: Settings) -
         # A bug or a database hiccup in the analyser must not leave the row
         # running until its lease expires: record it like any failure.
         log.exception("analysis of article %s crashed", article_id)
-        reason = f"The analyser crashed ({type(error).__name__})."
+        reason = _("The analyser crashed (%(error)s).") % {"error": type(error).__name__}
         return await _record_failure(workspace_id, claim, reason, None)
     try:
         return await _record_result(workspace_id, claim, result)

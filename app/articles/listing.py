@@ -20,7 +20,7 @@ from enum import StrEnum
 from typing import TypeVar
 
 from app.articles.types import AnalysisState, LibraryFilter, Sort, Source
-from app.core.i18n import _
+from app.core.i18n import _, format_number
 from app.safe_content import Document, Inline, Paragraph, Strong, Text
 
 HIT_START = "\ue000"  # private-use: cannot come from the text (the query removes them)
@@ -60,7 +60,9 @@ def parse_filter(params: Mapping[str, str], *, default_limit: int = 25) -> Libra
     # Control characters (NUL above all, which PostgreSQL refuses) never mean anything in a search.
     q = " ".join("".join(c for c in params.get("q", "") if c.isprintable() or c.isspace()).split())
     if len(q) > MAX_QUERY:
-        raise FilterError(_("Search for at most %(n)d characters.") % {"n": MAX_QUERY}, "q")
+        raise FilterError(
+            _("Search for at most %(n)s characters.") % {"n": format_number(MAX_QUERY)}, "q"
+        )
     sort = _choice(params.get("sort", ""), Sort, "sort", _("Unknown order."))
     cursor = params.get("cursor", "").strip()
     f = LibraryFilter(q=q, sort=sort)
@@ -106,7 +108,9 @@ def _limit(value: str, default: int) -> int:
     if not value:
         return default
     if not value.isdigit() or not 1 <= int(value) <= MAX_LIMIT:
-        raise FilterError(_("The limit must be between 1 and %(n)d.") % {"n": MAX_LIMIT}, "limit")
+        raise FilterError(
+            _("The limit must be between 1 and %(n)s.") % {"n": format_number(MAX_LIMIT)}, "limit"
+        )
     return int(value)
 
 

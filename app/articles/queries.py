@@ -44,7 +44,7 @@ log = logging.getLogger(__name__)
 _SHOWN_STATE = """CASE WHEN an.status = 'pending' AND an.error <> '' THEN 'failed'
     ELSE coalesce(an.status, 'pending') END"""
 _ROW_COLUMNS = f"""
-    a.id, a.url, a.title, a.site_name, a.byline, a.source, a.topic_id,
+    a.id, a.url, a.title, a.site_name, a.byline, a.language, a.source, a.topic_id,
     coalesce(t.name, '') AS topic_name, a.published_at, a.created_at, a.deleted_at,
     a.word_count, a.warnings, {_SHOWN_STATE} AS analysis_status
 """
@@ -231,6 +231,7 @@ def _row(r: Record) -> ArticleRow:
         warnings=tuple(r["warnings"] or ()),
         analysis_status=r["analysis_status"],
         snippet=snippet,
+        language=r["language"] or "",
     )
 
 

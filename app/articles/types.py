@@ -159,6 +159,7 @@ class ArticleRow:
     warnings: tuple[str, ...]
     analysis_status: str  # an AnalysisStatus value
     snippet: Document  # highlighted search hits (Strong nodes) or the opening words
+    language: str = ""  # ISO 639-1 of the content, "" when unknown (the page's `lang`)
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ from urllib.parse import SplitResult, unquote_plus, urlsplit
 
 import idna
 
-from app.core.i18n import _
+from app.core.i18n import _, format_number
 
 MAX_URL_LENGTH = 4096  # characters; the same cap the rich-text tree puts on link targets
 
@@ -113,7 +113,9 @@ def _checked_text(url: object) -> str:
         raise InvalidUrl(_("The URL is empty."))
     raw = url.strip()
     if len(raw) > MAX_URL_LENGTH:
-        raise InvalidUrl(_("The URL is longer than %(max)d characters.") % {"max": MAX_URL_LENGTH})
+        raise InvalidUrl(
+            _("The URL is longer than %(max)s characters.") % {"max": format_number(MAX_URL_LENGTH)}
+        )
     # urlsplit silently deletes tabs and newlines; a URL carrying any control
     # character was mangled on its way here, so say so instead of guessing.
     if any(ord(c) < 32 or ord(c) == 127 for c in raw):

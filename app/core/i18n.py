@@ -12,9 +12,13 @@ from __future__ import annotations
 import contextvars
 import gettext as _gettext
 import os
+import re
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -42,12 +46,27 @@ def activate(language: str) -> contextvars.Token[str]:
     return _active.set(language if language in LANGUAGES else DEFAULT_LANGUAGE)
 
 
+@contextmanager
+def speaking(language: str) -> Iterator[None]:
+    """Text made inside is in `language`: a mail in its recipient's, not the requester's."""
+    token = activate(language)
+    try:
+        yield
+    finally:
+        _active.reset(token)
+
+
 def active_language() -> str:
     return _active.get()
 
 
 def gettext(message: str) -> str:
     return translations(_active.get()).gettext(message)
+
+
+def N_(message: str) -> str:
+    """Marks text for extraction where it is defined; `_()` translates it where it is shown."""
+    return message
 
 
 def ngettext(singular: str, plural: str, n: int) -> str:
@@ -58,6 +77,11 @@ def pick_language(preferred: str | None, accept_language: str | None) -> str:
     """The person's chosen language, else the best match of the browser's header."""
     if preferred in LANGUAGES:
         return preferred
+    return asked_language(accept_language) or DEFAULT_LANGUAGE
+
+
+def asked_language(accept_language: str | None) -> str | None:
+    """The offered language an Accept-Language header ranks best, by quality; None if none."""
     ranked: list[tuple[float, int, str]] = []
     for position, part in enumerate((accept_language or "").split(",")):
         code, _sep, params = part.partition(";")
@@ -71,7 +95,7 @@ def pick_language(preferred: str | None, accept_language: str | None) -> str:
     for quality, _position, code in sorted(ranked):
         if code in LANGUAGES and quality < 0:
             return code
-    return DEFAULT_LANGUAGE
+    return None
 
 
 def compile_catalogs(locale_dir: Path = LOCALE_DIR) -> list[Path]:
@@ -92,7 +116,99 @@ def compile_catalogs(locale_dir: Path = LOCALE_DIR) -> list[Path]:
         os.replace(tmp, mo_path)
         written.append(mo_path)
     translations.cache_clear()
+    _sources.cache_clear()
+    _translate_stored.cache_clear()
     return written
+
+
+# Text workers stored ---------------------------------------------------------------------
+# Workers write UI text (an import's error, a failed analysis) in English, the source
+# language, into rows that people of every language read later. Pages translate it when
+# they show it: the catalogue message it was made from is found, its values kept.
+
+_PLACEHOLDER = re.compile(r"%\((\w+)\)s|%%")
+_ENGLISH_NUMBER = re.compile(r"\d{1,3}(?:,\d{3})*")
+
+
+@dataclass(frozen=True)
+class _Source:
+    pattern: re.Pattern[str]
+    msgid: str
+    plural: str  # "" unless an ngettext message
+
+
+def _pattern(source: str) -> re.Pattern[str] | None:
+    parts, seen, at = [], set(), 0
+    for match in _PLACEHOLDER.finditer(source):
+        parts.append(re.escape(source[at : match.start()]))
+        name = match.group(1)
+        if name is None:
+            parts.append("%")
+        elif name in seen:
+            parts.append(f"(?P={name})")
+        else:
+            seen.add(name)
+            parts.append(f"(?P<{name}>.+?)")
+        at = match.end()
+    if not seen:
+        return None  # no values: an exact lookup finds it
+    parts.append(re.escape(source[at:]))
+    return re.compile("".join(parts), re.DOTALL)
+
+
+@cache
+def _sources(language: str) -> tuple[_Source, ...]:
+    """The catalogue's messages with values, the most literal text first (the most specific)."""
+    path = LOCALE_DIR / language / "LC_MESSAGES" / "messages.po"
+    if not path.exists():
+        return ()
+    with path.open("rb") as fh:
+        catalog = read_po(fh, locale=language)
+    found = []
+    for message in catalog:
+        ids = message.id if isinstance(message.id, (list, tuple)) else (message.id,)
+        if not ids[0] or "%" not in ids[0]:
+            continue
+        for form in ids:
+            pattern = _pattern(form)
+            if pattern is not None:
+                plural = ids[1] if len(ids) > 1 else ""
+                found.append(_Source(pattern, ids[0], plural))
+    literal = lambda s: len(_PLACEHOLDER.sub("", s.pattern.pattern))  # noqa: E731
+    return tuple(sorted(found, key=literal, reverse=True))
+
+
+def translate_stored(text: str | None) -> str:
+    """Stored English UI text in the active language; anything else (a site's own words) as is."""
+    if not text:
+        return ""
+    language = _active.get()
+    return text if language == DEFAULT_LANGUAGE else _translate_stored(language, text, 2)
+
+
+@lru_cache(maxsize=4096)
+def _translate_stored(language: str, text: str, depth: int) -> str:
+    catalog = translations(language)
+    exact = catalog.gettext(text)
+    if exact != text or depth < 0:
+        return exact
+    for source in _sources(language):
+        match = source.pattern.fullmatch(text)
+        if match is None:
+            continue
+        values = {k: _stored_value(language, v, depth) for k, v in match.groupdict().items()}
+        if source.plural:
+            count = match.groupdict().get("num") or match.groupdict().get("n") or "1"
+            n = int(count.replace(",", "")) if _ENGLISH_NUMBER.fullmatch(count) else 1
+            return catalog.ngettext(source.msgid, source.plural, n) % values
+        return catalog.gettext(source.msgid) % values
+    return text
+
+
+def _stored_value(language: str, value: str, depth: int) -> str:
+    if _ENGLISH_NUMBER.fullmatch(value):
+        return numbers.format_decimal(int(value.replace(",", "")), locale=Locale.parse(language))
+    return _translate_stored(language, value, depth - 1)
 
 
 # Dates, times and numbers: Babel, in the active language and the reader's time zone.

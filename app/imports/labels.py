@@ -32,10 +32,6 @@ ITEM_STATES = {
 }
 
 
-def _n(singular: str, plural: str, num: int) -> str:
-    return ngettext(singular, plural, num) % {"num": num}
-
-
 def _count(singular: str, plural: str, num: int) -> str:
     """A count as its reader writes numbers: "1.234 Duplikate"."""
     return ngettext(singular, plural, num) % {"num": format_number(num)}
@@ -62,9 +58,9 @@ def time_left(job: JobView) -> str:
         return gettext("Less than a minute left")
     minutes = round(seconds / 60)
     if minutes < 90:
-        return _n("About %(num)d minute left", "About %(num)d minutes left", minutes)
+        return _count("About %(num)s minute left", "About %(num)s minutes left", minutes)
     hours = round(seconds / 3600)
-    return _n("About %(num)d hour left", "About %(num)d hours left", hours)
+    return _count("About %(num)s hour left", "About %(num)s hours left", hours)
 
 
 def summary(job: JobView) -> str:

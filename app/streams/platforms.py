@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo
 import idna
 
 from app.articles.urls import InvalidUrl, normalize_url
-from app.core.i18n import _
+from app.core.i18n import N_, _
 from app.streams.types import ColumnType, SourceKind, Unsupported
 
 # Google renews a key's daily quota at its own midnight, Pacific time.
@@ -45,7 +45,7 @@ class LedgerRule:
     # Rolling: a unit is a distinct subject (an Instagram hashtag) that counts for `window`
     # after its first use; using it again meanwhile is free. Not per fixed window.
     rolling: bool = False
-    unit_label: str = "calls"  # what the units are, for people
+    unit_label: str = N_("calls")  # what the units are, for people (translated where shown)
     # Day windows that start at this zone's midnight instead of UTC's: Google renews a key's
     # daily quota at midnight Pacific time.
     zone: tzinfo | None = None
@@ -96,7 +96,7 @@ PLATFORMS: dict[str, Platform] = {
                 _ALL,
                 per_item=True,
                 min_units=10,
-                unit_label="posts read",
+                unit_label=N_("posts read"),
             ),
         ),
         Platform(
@@ -110,26 +110,26 @@ PLATFORMS: dict[str, Platform] = {
                 30,
                 frozenset({SourceKind.SEARCH}),
                 rolling=True,
-                unit_label="hashtags",
+                unit_label=N_("hashtags"),
             ),
-            no_accounts_reason="Instagram does not let apps follow other people's accounts.",
+            no_accounts_reason=N_("Instagram does not let apps follow other people's accounts."),
         ),
         Platform(
             "tiktok",
             "TikTok",
             frozenset(),
-            no_search_reason="TikTok offers no search that a newsroom may use.",
-            no_accounts_reason="TikTok offers no public account feeds.",
+            no_search_reason=N_("TikTok offers no search that a newsroom may use."),
+            no_accounts_reason=N_("TikTok offers no public account feeds."),
         ),
         Platform(
             "threads",
             "Threads",
             frozenset(),
-            no_search_reason=(
+            no_search_reason=N_(
                 "Threads is not available: its search API is open only to apps Meta has"
                 " reviewed, one by one."
             ),
-            no_accounts_reason=(
+            no_accounts_reason=N_(
                 "Threads is not available: reading other people's profiles needs an app Meta"
                 " has reviewed."
             ),
@@ -140,7 +140,9 @@ PLATFORMS: dict[str, Platform] = {
             frozenset({SourceKind.AUTHOR}),
             min_interval_ms=120_000,
             instance_based=True,
-            no_search_reason="RSS and Atom feeds cannot be searched; add the feed to an account list.",
+            no_search_reason=N_(
+                "RSS and Atom feeds cannot be searched; add the feed to an account list."
+            ),
         ),
     )
 }

@@ -19,7 +19,7 @@ from typing import Any
 import asyncpg
 
 from app.core import db
-from app.core.i18n import _
+from app.core.i18n import _, format_number
 from app.streams import platforms
 from app.streams.platforms import LedgerRule, clamp_interval, floor_ms
 from app.streams.providers import provider_for
@@ -75,7 +75,7 @@ def page_limit(value: str | None) -> int:
         limit = 0
     if not 1 <= limit <= MAX_LIMIT:
         raise StreamsError(
-            _("limit is a whole number from 1 to %(n)s.") % {"n": MAX_LIMIT},
+            _("limit is a whole number from 1 to %(n)s.") % {"n": format_number(MAX_LIMIT)},
             field="limit",
             status=400,
         )

@@ -26,6 +26,7 @@ import lxml.html
 from lxml.etree import ParserError
 
 from app.articles.types import ArxivData, ArxivSection, ScrapedArticle, Source
+from app.core.i18n import _
 from app.safe_content import from_text, http_url
 from app.topics.feeds import moment_of
 
@@ -94,12 +95,12 @@ def parse_api(content: bytes) -> list[ArxivEntry]:
     """The entries of an API answer; ArxivApiError when arXiv says the query is wrong."""
     parsed = feedparser.parse(io.BytesIO(content))
     if not parsed.get("version") and not parsed.get("entries"):
-        raise ArxivApiError("the arXiv API did not answer with Atom")
+        raise ArxivApiError(_("arXiv did not answer with an Atom feed."))
     entries: list[ArxivEntry] = []
     for raw in parsed.get("entries", []):
         raw_id = str(raw.get("id", ""))
         if "/api/errors" in raw_id:
-            raise ArxivApiError(_one_line(raw.get("summary")) or "the arXiv API refused the query")
+            raise ArxivApiError(_one_line(raw.get("summary")) or _("no reason given"))
         entry = _entry(raw, raw_id)
         if entry is not None:
             entries.append(entry)

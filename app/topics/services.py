@@ -15,7 +15,7 @@ from datetime import datetime
 import asyncpg
 
 from app.core import db
-from app.core.i18n import _
+from app.core.i18n import _, format_number
 from app.core.jobs import enqueue, enqueue_after_commit
 from app.core.leases import LEASE_SECONDS
 from app.events.services import record
@@ -72,10 +72,14 @@ def _checked_topic(form: TopicForm) -> tuple[str, str]:
     if not name:
         raise TopicError(_("Give the topic a name."), field="name")
     if len(name) > MAX_NAME:
-        raise TopicError(_("Keep the name under %(n)s characters.") % {"n": MAX_NAME}, field="name")
+        raise TopicError(
+            _("Keep the name under %(n)s characters.") % {"n": format_number(MAX_NAME)},
+            field="name",
+        )
     if len(description) > MAX_DESCRIPTION:
         raise TopicError(
-            _("Keep the description under %(n)s characters.") % {"n": MAX_DESCRIPTION},
+            _("Keep the description under %(n)s characters.")
+            % {"n": format_number(MAX_DESCRIPTION)},
             field="description",
         )
     return name, description
@@ -185,7 +189,8 @@ def checked_source(form: SourceForm) -> tuple[SourceKind, str, str, int]:
                              field="query")  # fmt: skip
         if len(query) > MAX_QUERY:
             raise TopicError(
-                _("Keep the query under %(n)s characters.") % {"n": MAX_QUERY}, field="query"
+                _("Keep the query under %(n)s characters.") % {"n": format_number(MAX_QUERY)},
+                field="query",
             )
     try:
         minutes = int(form.interval_minutes.strip() or "60")
@@ -194,7 +199,10 @@ def checked_source(form: SourceForm) -> tuple[SourceKind, str, str, int]:
     if not MIN_INTERVAL_MINUTES <= minutes <= MAX_INTERVAL_MINUTES:
         raise TopicError(
             _("Check every %(low)s to %(high)s minutes.")
-            % {"low": MIN_INTERVAL_MINUTES, "high": MAX_INTERVAL_MINUTES},
+            % {
+                "low": format_number(MIN_INTERVAL_MINUTES),
+                "high": format_number(MAX_INTERVAL_MINUTES),
+            },
             field="interval_minutes",
         )
     return kind, url, query, minutes * 60

@@ -161,8 +161,13 @@ def _empty_lines(column: ColumnView) -> tuple[str, ...]:
 def interval_label(ms: int) -> str:
     minutes = round(ms / 60_000)
     if minutes < 1:
-        return _("every %(s)d s") % {"s": ms // 1000}
-    return ngettext("every %(num)d minute", "every %(num)d minutes", minutes) % {"num": minutes}
+        seconds = ms // 1000
+        return ngettext("every %(num)s second", "every %(num)s seconds", seconds) % {
+            "num": format_number(seconds)
+        }
+    return ngettext("every %(num)s minute", "every %(num)s minutes", minutes) % {
+        "num": format_number(minutes)
+    }
 
 
 METRICS = (("replies", "↩"), ("reposts", "⟳"), ("likes", "♥"), ("quotes", "❝"), ("views", "▶"))

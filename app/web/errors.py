@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from functools import wraps
+from http import HTTPStatus
 from typing import Any
 from urllib.parse import quote
 
@@ -29,7 +30,7 @@ from app.accounts.guards import NoWorkspace
 from app.accounts.middleware import API_PREFIX, identify, language_for
 from app.accounts.types import AccountError
 from app.core import i18n
-from app.core.i18n import _
+from app.core.i18n import N_, _
 from app.web.pages import is_datastar
 from app.web.templating import render_block
 
@@ -128,7 +129,7 @@ def no_workspace(request: Request, error: Exception) -> Response:
 
 
 def forbidden(request: Request, error: Exception) -> Response:
-    detail = getattr(error, "detail", "") or _("You may not do this.")
+    detail = _detail_of(error)
     if detail == "CSRF token verification failed":
         detail = _("This form has expired. Reload the page and try again.")
     return _error_page(request, 403, _("Not allowed"), detail)
@@ -138,8 +139,36 @@ def not_found(request: Request, error: Exception) -> Response:
     return _error_page(request, 404, _("Not found"), _("There is nothing at this address."))
 
 
+def _detail_of(error: Exception) -> str:
+    """The error's message for people; Litestar's own English texts are replaced by ours.
+
+    Our code raises with text already through `_()`; Litestar raises with its status
+    phrase ("Method Not Allowed") or a parser's message ("JSON is malformed: ...").
+    """
+    detail = str(getattr(error, "detail", "") or "")
+    status = getattr(error, "status_code", 400)
+    if detail.startswith("JSON is malformed"):
+        return _("The request body is not valid JSON.")
+    if not detail or detail in _PHRASES:
+        return _(_STATUS_TEXTS.get(status, N_("The request could not be handled.")))
+    return detail
+
+
+# What Litestar's bare status errors mean, for people (N_: extracted, translated when used).
+_STATUS_TEXTS = {
+    400: N_("The request could not be understood."),
+    403: N_("You may not do this."),
+    404: N_("There is nothing at this address."),
+    405: N_("This address does not accept this kind of request."),
+    413: N_("The request is too large."),
+    415: N_("This kind of content is not accepted here."),
+    429: N_("Too many requests. Wait a moment and try again."),
+}
+_PHRASES = {status.phrase for status in HTTPStatus}
+
+
 def bad_request(request: Request, error: Exception) -> Response:
-    detail = getattr(error, "detail", "") or _("The request could not be understood.")
+    detail = _detail_of(error)
     if isinstance(error, ValidationException) and error.extra:
         detail = _("Some fields are missing or malformed: %(fields)s") % {
             "fields": ", ".join(str(e.get("key", "")) for e in error.extra if isinstance(e, dict))
@@ -159,7 +188,7 @@ def http_error(request: Request, error: Exception) -> Response:
         return _error_page(
             request, error.status_code, _("Something went wrong"), _("Please try again.")
         )
-    return _error_page(request, error.status_code, _("That did not work"), error.detail)
+    return _error_page(request, error.status_code, _("That did not work"), _detail_of(error))
 
 
 def server_error(request: Request, error: Exception) -> Response:

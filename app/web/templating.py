@@ -13,7 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, pass_context, select_autoescape
 from litestar import Request
 
 from app.core import i18n
@@ -48,6 +48,17 @@ def iso_time(value: datetime | None) -> str:
     return value.astimezone(UTC).isoformat() if value else ""
 
 
+def _counted(jinja_ngettext: Any) -> Any:
+    """Jinja's ngettext, with the count (`%(num)s`) in the reader's number format: 1.234."""
+
+    @pass_context
+    def ngettext(context: Any, singular: str, plural: str, count: int, /, **variables: Any) -> Any:
+        variables.setdefault("num", i18n.format_number(count))
+        return jinja_ngettext(context, singular, plural, count, **variables)  # Markup: escaped
+
+    return ngettext
+
+
 def make_environment() -> Environment:
     env = Environment(
         loader=FileSystemLoader(TEMPLATE_DIR),
@@ -58,6 +69,7 @@ def make_environment() -> Environment:
         lstrip_blocks=True,
     )
     env.install_gettext_callables(i18n.gettext, i18n.ngettext, newstyle=True)  # type: ignore[attr-defined]
+    env.globals["ngettext"] = _counted(env.globals["ngettext"])
     env.globals.update(
         static_url=static_url, stream=stream_attribute, language=i18n.active_language
     )
@@ -66,6 +78,7 @@ def make_environment() -> Environment:
         iso_time=iso_time,
         relative_time=i18n.format_relative,
         number=i18n.format_number,
+        stored=i18n.translate_stored,  # UI text a worker stored, shown in the reader's language
     )
     return env
 

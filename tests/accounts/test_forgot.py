@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from email.header import decode_header, make_header
 
 import pytest
 
@@ -185,3 +186,19 @@ async def test_one_address_cannot_mail_every_account(client, people, settings, m
     assert "Too many requests from your network. Try again in 15 minutes." in refused.text
     assert f'value="{extra.email}"' in refused.text  # what was typed stays
     assert len(mailbox.mails) == len(everyone)
+
+
+async def test_the_mail_is_in_its_recipients_language(client, people, mailbox):
+    from app.accounts import services
+
+    person = await people.member("editor")
+    await services.update_profile(person.user_id, "Renate", "de", "Europe/Berlin")
+    await client.get("/forgot", headers={"Accept-Language": "en"})  # asked from an English browser
+    await post_form(client, "/forgot", {"email": person.email})
+
+    mail = mailbox.mails[0]
+    subject = str(make_header(decode_header(mail["Subject"])))
+    assert subject == "Ihr Newsdesk-Passwort zurücksetzen"
+    body = mail.get_payload(decode=True).decode()
+    assert "öffnen Sie diesen Link innerhalb von 60 Minuten" in body
+    assert "Someone asked" not in body

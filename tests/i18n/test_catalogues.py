@@ -85,3 +85,12 @@ def test_catalogues_carry_their_plural_rules(language, plurals):
 
 def test_the_check_would_see_a_changed_placeholder():
     assert placeholders("%(n)d Artikel von {name}") != placeholders("%(num)d articles by {name}")
+
+
+def test_numbers_reach_ui_text_formatted(extracted):
+    """A count goes into UI text as `%(num)s`, formatted first (format_number, `|number`,
+    ngettext's `num`), never as `%d`, which prints 1234 where German readers expect 1.234."""
+    raw = [
+        m.id for m in extracted if m.id and any(re.search(r"%(\(\w+\))?d", f) for f in forms(m.id))
+    ]
+    assert raw == []

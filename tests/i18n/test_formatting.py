@@ -119,3 +119,36 @@ def test_wall_metrics_spell_out_their_meaning_in_german(speak):
         ("likes", "♥", "1.234", "1.234 Likes"),
         ("views", "▶", "2,5\xa0Mio.", "2.500.000 Aufrufe"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("language", "expected"), [("en", "1,234 minutes read"), ("de", "1.234 Minuten Lesezeit")]
+)
+def test_counts_in_templates_use_the_readers_number_format(speak, language, expected):
+    from app.web.templating import make_environment
+
+    speak(language)
+    template = make_environment().from_string(
+        '{{ ngettext("%(num)s minute read", "%(num)s minutes read", n) }}'
+    )
+    assert template.render(n=1234) == expected
+
+
+def test_a_template_may_still_pass_its_own_num(speak):
+    from app.web.templating import make_environment
+
+    speak("de")
+    template = make_environment().from_string(
+        '{{ ngettext("%(num)s minute read", "%(num)s minutes read", n, num="viele") }}'
+    )
+    assert template.render(n=5) == "viele Minuten Lesezeit"
+
+
+def test_a_length_limit_reads_in_the_readers_number_format(speak):
+    from app.accounts.types import AccountError
+    from app.accounts.validation import checked_name
+
+    speak("de")
+    with pytest.raises(AccountError) as refused:
+        checked_name("x" * 1234, field="name", limit=1000, missing="")
+    assert refused.value.message == "Höchstens 1.000 Zeichen (dieser Text hat 1.234)."

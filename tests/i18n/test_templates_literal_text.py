@@ -18,7 +18,15 @@ VALUE_BLOCKS = re.compile(r"{%-?\s*block body_class\s*-?%}.*?{%-?\s*endblock\s*-
 # Examples in placeholders: addresses, handles and host names (a.b, @a@b), channel ids.
 EXAMPLE_URL = re.compile(r"https?://\S+|@?[\w-]+(?:[.@][\w-]+)+|\bUC\w{10,}")
 WORD = re.compile(r"[A-Za-zÄÖÜäöüß]{2,}")
-READ_ATTRIBUTES = {"title", "aria-label", "placeholder", "alt"}
+READ_ATTRIBUTES = {
+    "title", "aria-label", "aria-description", "aria-roledescription", "aria-valuetext",
+    "placeholder", "alt", "label",
+}  # fmt: skip
+# A button's text is its value; so is a meta description's content.
+READ_WHEN = {
+    ("input", "value"): {"submit", "button", "reset"},
+    ("meta", "content"): {"description"},
+}
 # Names and tokens that read the same in every language.
 ALLOWED = {"Newsdesk", "arXiv", "RSS", "Atom", "PDF", "API", "URL", "URLs", "JSON", "Bearer"}
 ALLOWED |= {"Enter", "Esc", "Tab"}  # key names, as printed on keyboards
@@ -34,6 +42,14 @@ class _Text(HTMLParser):
         if tag in ("script", "style"):
             self._skip += 1
         self.found += [value for name, value in attrs if name in READ_ATTRIBUTES and value]
+        given = dict(attrs)
+        for (element, name), kinds in READ_WHEN.items():
+            if (
+                tag == element
+                and given.get(name)
+                and (given.get("type") or given.get("name")) in kinds
+            ):
+                self.found.append(given[name] or "")
 
     def handle_endtag(self, tag: str) -> None:
         if tag in ("script", "style"):
@@ -56,6 +72,24 @@ def literal_words(source: str) -> list[str]:
 )
 def test_templates_have_no_untranslated_text(template):
     assert literal_words(template.read_text()) == []
+
+
+def test_the_check_sees_every_text_people_read():
+    cases = {
+        "<p>Saved</p>": ["Saved"],
+        '<img alt="Lead image" src="x">': ["Lead", "image"],
+        '<input placeholder="Search posts">': ["Search", "posts"],
+        '<nav aria-label="Main menu"></nav>': ["Main", "menu"],
+        '<input type="submit" value="Save it">': ["Save", "it"],
+        '<meta name="description" content="A newsroom">': ["newsroom"],
+        '<optgroup label="Platforms"></optgroup>': ["Platforms"],
+        '<a title="Open it" href="/x">{{ _("Open") }}</a>': ["Open", "it"],
+    }
+    for template, words in cases.items():
+        assert literal_words(template) == words, template
+    # Not read: values sent with a form, class names, translated text, brand names.
+    assert literal_words('<input type="hidden" name="next" value="library">') == []
+    assert literal_words('<div class="column wide" title="{{ _(\'Wide\') }}">Newsdesk</div>') == []
 
 
 def test_the_check_sees_text_and_attributes():

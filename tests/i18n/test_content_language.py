@@ -1,0 +1,46 @@
+"""The UI is in the reader's language; content keeps its own (`lang` on articles and posts).
+
+A German reader's page says lang="de", but an English article inside it says lang="en", so
+screen readers, hyphenation and spelling read each part in its language. A post whose
+language is not known says lang="" (unknown), never the reader's German.
+"""
+
+import re
+
+from app.articles.services import process_scraped_article
+from tests.articles.helpers import ENGLISH, article_event
+from tests.factories import post_form, sign_in
+from tests.wall.helpers import add_item, keyword_column
+
+
+async def _german_reader(client, people):  # type: ignore[no-untyped-def]
+    person = await people.member("editor")
+    await sign_in(client, person.email)
+    await post_form(
+        client, "/settings/profile", {"display_name": "Ada", "locale": "de", "time_zone": "UTC"}
+    )
+    return person
+
+
+async def test_an_english_article_keeps_its_language_on_a_german_page(client, people):
+    person = await _german_reader(client, people)
+    outcome = await process_scraped_article(
+        person.workspace_id, article_event(text=ENGLISH, title="Council approves", language="en")
+    )
+    reader = await client.get(f"/articles/{outcome.article_id}")
+    assert '<html lang="de">' in reader.text
+    assert re.search(r'<h1 class="reader-title" dir="auto" lang="en">', reader.text)
+    assert '<div class="reader-body" lang="en">' in reader.text
+
+    library = await client.get("/articles")
+    assert '<html lang="de">' in library.text
+    assert re.search(r'class="article-title" dir="auto" lang="en"', library.text)
+
+
+async def test_a_post_of_unknown_language_is_not_marked_german(client, people):
+    person = await _german_reader(client, people)
+    column = await keyword_column(person.workspace_id, "Floods")
+    await add_item(person.workspace_id, column, 1)
+    wall = await client.get("/wall")
+    assert '<html lang="de">' in wall.text
+    assert '<div class="item-content" lang="">' in wall.text
