@@ -263,6 +263,11 @@ def format_datetime(
     return dates.format_datetime(local, pattern, tzinfo=local.tzinfo, locale=locale)
 
 
+def language_name(code: str) -> str:
+    """A content language's name in the reader's language: "en" reads "Englisch" in German."""
+    return str(_locale().languages.get(code, code)) if code else ""
+
+
 def format_relative(value: datetime | None, now: datetime | None = None) -> str:
     """ "3 minutes ago" / "vor 3 Minuten"; the future reads "in 3 minutes"."""
     if value is None:

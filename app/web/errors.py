@@ -149,7 +149,7 @@ def _detail_of(error: Exception) -> str:
     status = getattr(error, "status_code", 400)
     if detail.startswith("JSON is malformed"):
         return _("The request body is not valid JSON.")
-    if not detail or detail in _PHRASES:
+    if not detail or detail in _PHRASES or detail.startswith(_LITESTAR_TEXTS):
         return _(_STATUS_TEXTS.get(status, N_("The request could not be handled.")))
     return detail
 
@@ -165,6 +165,17 @@ _STATUS_TEXTS = {
     429: N_("Too many requests. Wait a moment and try again."),
 }
 _PHRASES = {status.phrase for status in HTTPStatus}
+# How Litestar's own messages for a malformed request begin (they name no field of ours).
+_LITESTAR_TEXTS = (
+    "Validation failed for",
+    "Request Entity Too Large",
+    "Invalid content-length",
+    "Invalid multipart",
+    "Unexpected eof",
+    "multipart boundary",
+    "Invalid host header",
+    "Invalid HTTP method",
+)
 
 
 def bad_request(request: Request, error: Exception) -> Response:

@@ -78,7 +78,8 @@ def make_environment() -> Environment:
         iso_time=iso_time,
         relative_time=i18n.format_relative,
         number=i18n.format_number,
-        stored=i18n.translate_stored,  # UI text a worker stored, shown in the reader's language
+        stored=i18n.translate_stored,
+        language_name=i18n.language_name,  # UI text a worker stored, shown in the reader's language
     )
     return env
 

@@ -101,7 +101,7 @@ async def test_search_snippets_are_escaped_text_never_markup(client, people):
 
     page = await client.get("/articles", params={"q": "budget"})
 
-    snippet = re.search(r'<div class="snippet">(.*?)</div>', page.text, re.S).group(1)
+    snippet = re.search(r'<div class="snippet" lang="[a-z]*">(.*?)</div>', page.text, re.S).group(1)
     assert "data-ignore" in snippet
     assert set(re.findall(r"<(/?[a-z]+)", snippet)) <= {"span", "/span", "strong", "/strong"}
     assert "5 &lt; 6 &amp; 7 &gt; 3" in snippet
@@ -375,7 +375,7 @@ async def test_the_reader_shows_a_completed_analysis(client, people, settings):
     assert "analysis-completed" in panel
     assert "budget" in panel.lower()
     assert "local-v1" in panel
-    assert 'class="analysis-language">en<' in panel
+    assert 'class="analysis-language" data-language="en">English<' in panel
 
 
 async def test_hostile_titles_and_fields_are_rendered_inert(client, people):

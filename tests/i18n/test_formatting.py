@@ -66,6 +66,13 @@ def test_relative_times(speak, language, ago, ahead):
     assert i18n.format_relative(None) == ""
 
 
+@pytest.mark.parametrize(("language", "expected"), [("en", "German"), ("de", "Deutsch")])
+def test_a_content_language_is_named_in_the_readers(speak, language, expected):
+    speak(language)
+    assert i18n.language_name("de") == expected
+    assert i18n.language_name("") == ""
+
+
 def test_the_browser_header_picks_german_by_quality():
     assert i18n.pick_language(None, "fr;q=0.9,de-CH;q=0.8,en;q=0.5") == "de"
     assert i18n.pick_language(None, "en;q=0.5,de") == "de"

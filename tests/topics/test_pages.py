@@ -144,13 +144,13 @@ async def test_a_feed_and_an_arxiv_query_are_added(client, editor):
         (
             {"kind": "feed", "url": "https://c.example/f", "interval_minutes": "often"},
             400,
-            "Check every 5 to 10080 minutes.",
+            "Check every 5 to 10,080 minutes.",
             'value="often"',
         ),
         (
             {"kind": "feed", "url": "https://c.example/f", "interval_minutes": "1"},
             400,
-            "Check every 5 to 10080 minutes.",
+            "Check every 5 to 10,080 minutes.",
             'value="https://c.example/f"',
         ),
         ({"kind": "rss"}, 400, "Choose a feed or an arXiv query.", ""),
