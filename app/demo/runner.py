@@ -96,10 +96,11 @@ def banner(settings: Settings, login: DemoLogin, running: RunningWorld) -> str:
         f"  Open      {settings.base_url}",
         f"  Email     {login.email}",
         f"  Password  {login.password}",
-        f"  Columns   {', '.join(login.columns) or '(none)'}",
+        # " · ", not a comma: a title may hold one ("Climate, everywhere")
+        f"  Columns   {' · '.join(login.columns) or '(none)'}",
     ]
     if login.left_out:
-        lines.append(f"  Not yet   {', '.join(login.left_out)} (no provider for them yet)")
+        lines.append(f"  Not yet   {' · '.join(login.left_out)} (no provider for them yet)")
     lines.append("  Demo servers:")
     lines += [f"    {entry.replace('=', '  ->  ')}" for entry in running.divert]
     lines += [

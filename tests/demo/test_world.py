@@ -15,9 +15,9 @@ import pytest
 from app.accounts import services as accounts
 from app.core import db
 from app.demo.content import ARTICLE_ORIGIN, DemoWorld
-from app.demo.runner import DemoRefused, check_demo_database
+from app.demo.runner import DemoRefused, banner, check_demo_database
 from app.demo.sites import WIRE_SECONDS
-from app.demo.world import COLUMNS, RunningWorld, seed, serve_world
+from app.demo.world import COLUMNS, DemoLogin, RunningWorld, seed, serve_world
 from app.egress import egress, use_egress
 from app.streams import polling
 from app.streams.providers import provider_for
@@ -163,3 +163,10 @@ async def test_every_picture_a_column_shows_is_served_by_the_demo(demo: RunningW
         assert origin in served, url
         fetched = await egress().fetch(url)
         assert fetched.content.startswith(b"\x89PNG"), url
+
+
+def test_the_banner_names_each_column_apart_even_with_a_comma_in_a_title() -> None:
+    login = DemoLogin("demo@newsdesk.example", "pw", 1, {"Climate, everywhere": 1, "Reporters": 2})
+    running = RunningWorld(DemoWorld(7, START))
+    text = banner(make_test_settings(), login, running)
+    assert "Columns   Climate, everywhere · Reporters" in text
