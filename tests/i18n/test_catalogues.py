@@ -102,4 +102,4 @@ def test_prepared_catalogues_list_every_ui_text(extracted, language):
     finds all of them; `make messages` keeps them in step."""
     listed = {m.id if isinstance(m.id, str) else m.id[0] for m in catalogue(language) if m.id}
     needed = {m.id if isinstance(m.id, str) else m.id[0] for m in extracted if m.id}
-    assert sorted(needed - listed) == []
+    assert sorted(needed - listed) == [], "run `make messages`: it adds them to every catalogue"
