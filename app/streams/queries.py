@@ -23,10 +23,12 @@ from app.core.i18n import _, format_number
 from app.streams import platforms
 from app.streams.platforms import LedgerRule, clamp_interval, floor_ms
 from app.streams.providers import provider_for
-from app.streams.schedule import aggregate_state, window_start
+from app.streams.schedule import aggregate_state, window_end, window_start
 from app.streams.types import (
+    BudgetView,
     ColumnType,
     ColumnView,
+    ConnectionUse,
     ConnectionView,
     ItemPage,
     ItemView,
@@ -328,6 +330,42 @@ async def connections_without_column(workspace_id: int) -> list[ConnectionView]:
     return [c for c in map(_connection, rows) if SourceKind.HOME.value in c.capabilities]
 
 
+async def connection_uses(workspace_id: int) -> list[ConnectionUse]:
+    """Every live connection with its active sources' states and the live columns reading it."""
+    found = await connections(workspace_id)
+    rows = await db.fetch(
+        """
+        SELECT s.connection_id, s.state, s.last_error, c.id AS column_id, c.title, c.position
+        FROM stream_sources s
+        LEFT JOIN stream_column_sources cs ON cs.workspace_id = $1 AND cs.source_id = s.id
+        LEFT JOIN stream_columns c ON c.workspace_id = $1 AND c.id = cs.column_id
+          AND c.deleted_at IS NULL
+        WHERE s.workspace_id = $1 AND s.connection_id IS NOT NULL AND s.active
+        ORDER BY c.position NULLS LAST, s.id
+        """,
+        workspace_id,
+    )
+    states: dict[int, list[SourceState]] = {}
+    errors: dict[int, str] = {}
+    columns: dict[int, dict[int, str]] = {}
+    for r in rows:
+        k = r["connection_id"]
+        states.setdefault(k, []).append(SourceState(r["state"]))
+        if r["last_error"] and r["state"] in ("error", "stale", "disabled"):
+            errors.setdefault(k, r["last_error"])
+        if r["column_id"] is not None:
+            columns.setdefault(k, {})[r["column_id"]] = r["title"]
+    return [
+        ConnectionUse(
+            connection=c,
+            states=tuple(states.get(c.id, ())),
+            error=errors.get(c.id, ""),
+            columns=tuple(columns.get(c.id, {}).items()),
+        )
+        for c in found
+    ]
+
+
 async def sealed_credential(workspace_id: int, provider: str) -> bytes | None:
     value = await db.fetchval(
         "SELECT sealed FROM stream_credentials WHERE workspace_id = $1 AND provider = $2",
@@ -372,6 +410,36 @@ async def ledger_used(workspace_id: int, provider: str, rule: LedgerRule, now: d
             workspace_id, provider, rule.bucket, window_start(now, rule.window, rule.zone),
         )  # fmt: skip
     return int(value or 0)
+
+
+async def budgets(workspace_id: int, now: datetime | None = None) -> list[BudgetView]:
+    """Each provider ledger in the window `now` falls in: used, cap and when it renews."""
+    now = now or datetime.now(UTC)
+    out = []
+    for p in platforms.PLATFORMS.values():
+        rule = p.ledger
+        if rule is None:
+            continue
+        if rule.rolling:
+            oldest = await db.fetchval(
+                "SELECT min(first_used_at) FROM provider_ledger_subjects WHERE workspace_id = $1"
+                " AND provider = $2 AND bucket = $3 AND first_used_at > $4",
+                workspace_id, p.name, rule.bucket, now - rule.window,
+            )  # fmt: skip
+            renews = oldest + rule.window if oldest else None
+        else:
+            renews = window_end(window_start(now, rule.window, rule.zone), rule.window, rule.zone)
+        out.append(
+            BudgetView(
+                provider=p.name,
+                used=await ledger_used(workspace_id, p.name, rule, now),
+                cap=await ledger_cap(workspace_id, p.name, rule),
+                window_days=rule.window.days,
+                rolling=rule.rolling,
+                renews_at=renews,
+            )
+        )
+    return out
 
 
 async def platforms_status(workspace_id: int) -> list[dict[str, Any]]:

@@ -45,6 +45,7 @@ from app.streams.schedule import Outcome, window_end, window_start
 from app.streams.spec import form_of, parse_column
 from app.streams.types import (
     COLUMNS_TOPIC,
+    PLATFORM_SETTINGS_TOPIC,
     ColumnForm,
     ColumnType,
     NotFound,
@@ -64,6 +65,7 @@ LEASE_S = leases.LEASE_SECONDS  # renewed by a heartbeat while the poll runs (ap
 RESOLVE_TIMEOUT_S = 10.0  # handle resolution while saving a column; later polls retry
 RETENTION = timedelta(days=30)
 IMPORT_MAX_TERMS = 50
+MAX_CAP = 1_000_000_000  # a ledger cap beyond any real budget is a typo
 PAGE_LIMIT_FOR_ESTIMATE = 40  # items one poll reads at most (polling.PAGE_LIMIT)
 _POLLABLE = ("disabled", "unsupported")
 
@@ -155,8 +157,13 @@ async def connect_account(workspace_id: int, data: object, *, actor_user_id: int
     existing = await queries.connection_by_handle(
         workspace_id, provider_name, host or "", connected.handle
     )
+    if existing is None:
+        existing = await _revive_connection(
+            workspace_id, provider_name, host or "", connected.handle
+        )
     if existing is not None:
         await _reseal_connection(workspace_id, existing, connected.secret, connected.display_name)
+        await _wake_sources(workspace_id, existing)
         return existing
     return await add_connection(
         workspace_id, provider_name, connected.handle, instance=host or "",
@@ -177,6 +184,45 @@ async def _reseal_connection(
             workspace_id, connection_id, sealed, display_name,
         )  # fmt: skip
         publish_after_commit(tx, COLUMNS_TOPIC)
+
+
+async def _revive_connection(
+    workspace_id: int, provider: str, instance: str, handle: str
+) -> int | None:
+    """The account removed earlier is connected again: its row comes back, so the columns
+    that said "reconnect" read it again (None if it was never connected here)."""
+    async with db.workspace_tx(workspace_id) as tx:
+        found = await tx.fetchval(
+            """
+            UPDATE stream_connections SET deleted_at = NULL WHERE id = (
+              SELECT id FROM stream_connections WHERE workspace_id = $1 AND provider = $2
+                AND instance = $3 AND lower(handle) = lower($4) AND deleted_at IS NOT NULL
+              ORDER BY deleted_at DESC LIMIT 1)
+            RETURNING id
+            """,
+            workspace_id, provider, instance, handle,
+        )  # fmt: skip
+    return int(found) if found is not None else None
+
+
+async def _wake_sources(workspace_id: int, connection_id: int) -> None:
+    """A connection got a new secret: its sources poll again now, failing or removed before."""
+    async with db.workspace_tx(workspace_id) as tx:
+        rows = await tx.fetch(
+            """
+            UPDATE stream_sources SET next_poll_at = now(), consecutive_failures = 0,
+              state = CASE WHEN state = 'disabled' THEN 'pending' ELSE state END,
+              last_error = CASE WHEN state = 'disabled' THEN '' ELSE last_error END
+            WHERE workspace_id = $1 AND connection_id = $2 AND state <> 'unsupported'
+            RETURNING id, active, (SELECT array_agg(column_id) FROM stream_column_sources
+                                   WHERE source_id = stream_sources.id) AS columns
+            """,
+            workspace_id, connection_id,
+        )  # fmt: skip
+        for row in rows:
+            if row["active"]:
+                enqueue_after_commit(tx, POLL_TASK, workspace_id, row["id"])
+        _publish_columns(tx, _flatten(row["columns"] for row in rows))
 
 
 async def delete_connection(workspace_id: int, connection_id: int) -> None:
@@ -228,6 +274,7 @@ async def set_credential(workspace_id: int, provider: str, secret: str, label: s
         )  # fmt: skip
         if revived:
             _publish_columns(tx, _flatten(row["columns"] for row in revived))
+        publish_after_commit(tx, PLATFORM_SETTINGS_TOPIC)
 
 
 async def remove_credential(workspace_id: int, provider: str) -> None:
@@ -236,6 +283,7 @@ async def remove_credential(workspace_id: int, provider: str) -> None:
             "DELETE FROM stream_credentials WHERE workspace_id = $1 AND provider = $2",
             workspace_id, provider,
         )  # fmt: skip
+        publish_after_commit(tx, PLATFORM_SETTINGS_TOPIC)
 
 
 # Columns ------------------------------------------------------------------------------
@@ -1095,6 +1143,8 @@ async def set_ledger_cap(workspace_id: int, provider: str, cap: int) -> None:
         raise StreamsError(_("This platform has no budget to set."), field="provider")
     if cap < 0:
         raise StreamsError(_("The cap cannot be negative."), field="cap")
+    if cap > MAX_CAP:
+        raise StreamsError(_("The cap is too large."), field="cap")
     rule = p.ledger
     start = window_start(datetime.now(UTC), rule.window, rule.zone)
     async with db.workspace_tx(workspace_id) as tx:
@@ -1117,6 +1167,7 @@ async def set_ledger_cap(workspace_id: int, provider: str, cap: int) -> None:
             workspace_id, provider,
         )  # fmt: skip
         _publish_columns(tx, _flatten(r["columns"] for r in columns))
+        publish_after_commit(tx, PLATFORM_SETTINGS_TOPIC)
 
 
 async def store_page(source: LeasedSource, page: Page, outcome: Outcome) -> dict[int, int]:

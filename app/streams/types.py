@@ -170,3 +170,29 @@ class ConnectionView:
     display_name: str
     configured: bool  # has sealed credentials; the secret itself never leaves the vault
     capabilities: tuple[str, ...] = field(default=())
+
+
+# The live topic of a workspace's platform settings: its keys and budget caps.
+PLATFORM_SETTINGS_TOPIC = "streams.platform_settings"
+
+
+@dataclass(frozen=True)
+class ConnectionUse:
+    """A connection as Settings shows it: what its sources say and which columns read it."""
+
+    connection: ConnectionView
+    states: tuple[SourceState, ...]  # its active sources' states (empty: nothing reads it)
+    error: str  # the last error of a failing source, for people ("" if none)
+    columns: tuple[tuple[int, str], ...]  # live columns reading it: (id, title)
+
+
+@dataclass(frozen=True)
+class BudgetView:
+    """One provider ledger in its current window."""
+
+    provider: str
+    used: int  # units spent this window (live subjects for a rolling ledger)
+    cap: int  # units allowed per window; 0 = off
+    window_days: int
+    rolling: bool  # a unit counts for window_days after its first use (Instagram)
+    renews_at: datetime | None  # the window's end; rolling: when the oldest use frees (None: none)

@@ -37,6 +37,7 @@ from app.wall.live import (
     render_item,
     wall_context,
 )
+from app.wall.platforms import PlatformsSettings
 from app.wall.types import PAGE_SIZE, Wall, WallColumn
 from app.web.pages import is_datastar, page
 from app.web.templating import render_block
@@ -331,4 +332,4 @@ def _closed(request: Request) -> Response[Any]:
     return Redirect("/wall", status_code=303)
 
 
-PAGE_HANDLERS = [WallController]
+PAGE_HANDLERS = [WallController, PlatformsSettings]
