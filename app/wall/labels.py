@@ -100,11 +100,14 @@ def status(column: ColumnView, time_zone: str) -> Status:
             if column.has_items and hhmm
             else _("Not updating")
         )
-        reconnect = any(s.state == SourceState.DISABLED for s in column.sources)
-        action = (_("Reconnect the account in Settings"), "/settings") if reconnect else None
-        return Status("error", text, failing, action)
+        return Status("error", text, failing, _settings_action(column))
     if state == AggregateState.PARTIAL:
-        return Status("warn", _("Some sources are not updating"), failing + _paused_lines(column))
+        return Status(
+            "warn",
+            _("Some sources are not updating"),
+            failing + _paused_lines(column),
+            _settings_action(column),
+        )
     if state == AggregateState.PAUSED:
         if column.refresh_policy.get("paused"):
             return Status("paused", _("Paused: resume to fetch new posts"))
@@ -126,15 +129,44 @@ def _paused_lines(column: ColumnView) -> tuple[str, ...]:
             )
         elif s.state == SourceState.BUDGET_PAUSED:
             out.append(
-                _("%(p)s paused: budget reached until %(t)s — raise the cap in Settings")
+                _(
+                    "%(p)s paused: budget reached until %(t)s — raise the cap in Settings → Platforms"
+                )
                 % {"p": name, "t": until}
             )
     return tuple(out)
 
 
+PLATFORMS_SETTINGS = "/settings/platforms"
+
+
 def _budget_action(column: ColumnView) -> tuple[str, str] | None:
     if any(s.state == SourceState.BUDGET_PAUSED for s in column.sources):
-        return (_("Raise the cap in Settings"), "/settings")
+        return (_("Raise the cap in Settings → Platforms"), f"{PLATFORMS_SETTINGS}#budgets")
+    return None
+
+
+def _settings_action(column: ColumnView) -> tuple[str, str] | None:
+    """Where a failing column is mended, when it is mended in Settings → Platforms: a removed
+    or failing connected account, a platform key missing or refused, a budget spent."""
+    failing = [
+        s
+        for s in column.sources
+        if s.state in (SourceState.ERROR, SourceState.DISABLED, SourceState.UNSUPPORTED)
+    ]
+    if any(s.state == SourceState.DISABLED for s in failing):
+        return (
+            _("Reconnect the account in Settings → Platforms"),
+            f"{PLATFORMS_SETTINGS}#connections",
+        )
+    budget = _budget_action(column)
+    if budget:
+        return budget
+    if any(s.connection_id is not None for s in failing):
+        return (_("Check the account in Settings → Platforms"), f"{PLATFORMS_SETTINGS}#connections")
+    keyed = [s for s in failing if (p := PLATFORMS.get(s.provider)) and p.workspace_key]
+    if keyed:
+        return (_("Check the workspace keys in Settings → Platforms"), f"{PLATFORMS_SETTINGS}#keys")
     return None
 
 

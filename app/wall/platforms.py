@@ -77,10 +77,7 @@ KEYS: dict[str, KeySpec] = {
             "Optional: Bluesky refuses searches without an account, so keyword columns"
             " search Bluesky only with it."
         ),
-        lambda: _(
-            "In Bluesky: Settings → Privacy and security → App passwords → Add App"
-            " Password. Never the account's own password."
-        ),
+        lambda: connect_how_to("bluesky"),
         label_field="handle",
     ),
     "youtube": KeySpec(
@@ -300,7 +297,7 @@ class PlatformsSettings(Controller):
         except SpecInvalid as error:
             return await self._connect_failed(request, provider, data, error.errors, 422)
         except StreamsError as error:
-            field = error.field or "secret"
+            field = error.field or "_form"  # not about one field: said above the form
             return await self._connect_failed(
                 request, provider, data, {field: error.message}, error.status
             )

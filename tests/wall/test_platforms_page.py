@@ -140,7 +140,8 @@ async def test_removing_asks_first_then_disables_its_columns(client, people, dem
     )
     assert {r["state"] for r in states} == {"disabled"}
     column = await queries.column_view(ws, use.columns[0][0])
-    assert column is not None and column.sources[0].state == SourceState.DISABLED
+    assert column is not None
+    assert column.sources[0].state == SourceState.DISABLED
     # Connecting the same account again brings the column back to life.
     again = await post_form(
         client,
@@ -149,7 +150,8 @@ async def test_removing_asks_first_then_disables_its_columns(client, people, dem
     )
     assert again.status_code == 303
     column = await queries.column_view(ws, use.columns[0][0])
-    assert column is not None and column.sources[0].state == SourceState.PENDING
+    assert column is not None
+    assert column.sources[0].state == SourceState.PENDING
     unknown = await post_form(client, f"{URL}/connections/{2**70}/remove")
     assert unknown.status_code == 404
 
@@ -167,14 +169,17 @@ async def test_workspace_keys_are_set_replaced_and_removed_never_shown(client, p
     x = await post_form(client, f"{URL}/keys/x", {"secret": X_TOKEN})
     assert x.status_code == 303
     bluesky = await post_form(
-        client, f"{URL}/keys/bluesky", {"handle": "desk.bsky.social", "secret": "abcd-efgh-ijkl-mnop"}
+        client,
+        f"{URL}/keys/bluesky",
+        {"handle": "desk.bsky.social", "secret": "abcd-efgh-ijkl-mnop"},
     )
     assert bluesky.status_code == 303
     page = await client.get(URL)
     for secret in (YOUTUBE_KEY, X_TOKEN, "abcd-efgh-ijkl-mnop", "first-key"):
         assert secret not in page.text
     status = {k["provider"]: k for k in await queries.credentials_status(ws)}
-    assert status["youtube"]["configured"] and status["x"]["configured"]
+    assert status["youtube"]["configured"]
+    assert status["x"]["configured"]
     assert status["bluesky"]["label"] == "desk.bsky.social"
     removed = await post_form(client, f"{URL}/keys/youtube/remove")
     assert removed.status_code == 303
@@ -191,7 +196,8 @@ async def test_an_admin_raises_a_cap_and_bad_caps_are_refused_by_field(client, p
     raised = await post_form(client, f"{URL}/budgets/youtube", {"cap": "120"})
     assert raised.status_code == 303
     [youtube] = [b for b in await queries.budgets(ws) if b.provider == "youtube"]
-    assert youtube.cap == 120 and youtube.renews_at is not None
+    assert youtube.cap == 120
+    assert youtube.renews_at is not None
     for bad in ("-1", "lots", "99999999999999"):
         refused = await post_form(client, f"{URL}/budgets/x", {"cap": bad})
         assert refused.status_code == 422, bad
@@ -207,7 +213,8 @@ async def test_editors_and_viewers_see_the_page_but_cannot_change_it(client, peo
     await services.set_credential(ws, "youtube", YOUTUBE_KEY)
     page = await client.get(URL)
     assert page.status_code == 200
-    assert "Configured" in page.text and YOUTUBE_KEY not in page.text
+    assert "Configured" in page.text
+    assert YOUTUBE_KEY not in page.text
     assert 'action="/settings/platforms/connections"' not in page.text  # no forms to change
     assert 'action="/settings/platforms/budgets/' not in page.text
     for url, data in (
@@ -235,3 +242,27 @@ async def test_another_workspaces_connection_is_not_found(client, people, demo) 
     assert (await client.get(f"{URL}/connections/{theirs}/remove")).status_code == 404
     assert (await post_form(client, f"{URL}/connections/{theirs}/remove")).status_code == 404
     assert await queries.connections(other.workspace_id)
+
+
+async def test_the_wall_sends_people_here_to_mend_a_column(client, people, demo) -> None:
+    person = await signed_in(client, people, "editor")
+    ws = person.workspace_id
+    editor = await client.get("/wall/columns/new?type=platform_feed")
+    assert "Connect an account in Settings → Platforms" in editor.text
+    assert 'href="/settings/platforms#connections"' in editor.text
+    connection_id = await services.connect_account(
+        ws,
+        {"provider": "mastodon", "instance": "chaos.social", "secret": DEMO_TOKEN},
+        actor_user_id=None,
+    )
+    await services.seed_platform_columns(ws, actor_user_id=None)
+    assert (
+        "Connect an account in Settings"
+        not in (await client.get("/wall/columns/new?type=platform_feed")).text
+    )
+    await services.delete_connection(ws, connection_id)
+    wall = (await client.get("/wall")).text
+    assert 'href="/settings/platforms#connections">Reconnect the account' in wall
+    await db.fetch("UPDATE stream_sources SET state = 'budget_paused' WHERE workspace_id = $1", ws)
+    wall = (await client.get("/wall")).text
+    assert 'href="/settings/platforms#budgets">Raise the cap' in wall
