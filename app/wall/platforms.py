@@ -257,28 +257,7 @@ class PlatformsSettings(Controller):
 
     @get("/stream")
     async def stream(self, request: Request) -> DatastarResponse:
-        """Connections follow their columns' states; keys and budgets follow the settings'
-        notices only (and not when the stream opens: a page showing a refused form keeps
-        what was typed and its message)."""
-        viewer, workspace_id = member_of(request)
-        can_manage = viewer.can(Permission.SETTINGS_MANAGE)
-        opened = False
-
-        async def render(changed: set[str]) -> list[str]:
-            nonlocal opened
-            blocks = ["connections"]
-            if opened and PLATFORM_SETTINGS_TOPIC in changed:
-                blocks += ["keys", "budgets"]
-            opened = True
-            context = {**HELPERS, **await _state(workspace_id), "can_manage": can_manage}
-            return [
-                render_block(
-                    TEMPLATE, block, request, viewer=viewer, typed={}, errors={}, **context
-                )
-                for block in blocks
-            ]
-
-        return follow(request, {COLUMNS_TOPIC, PLATFORM_SETTINGS_TOPIC}, render)
+        return platforms_stream(request)
 
     # Connected accounts -----------------------------------------------------------------
 
@@ -389,6 +368,29 @@ class PlatformsSettings(Controller):
                 errors={f"budget-{provider}": {"cap": error.message}},
             )
         return Redirect(f"{URL}?saved={provider}#budgets", status_code=303)
+
+
+def platforms_stream(request: Request) -> DatastarResponse:
+    """Connections follow their columns' states; keys and budgets follow the settings'
+    notices only (and not when the stream opens: a page showing a refused form keeps
+    what was typed and its message)."""
+    viewer, workspace_id = member_of(request)
+    can_manage = viewer.can(Permission.SETTINGS_MANAGE)
+    opened = False
+
+    async def render(changed: set[str]) -> list[str]:
+        nonlocal opened
+        blocks = ["connections"]
+        if opened and PLATFORM_SETTINGS_TOPIC in changed:
+            blocks += ["keys", "budgets"]
+        opened = True
+        context = {**HELPERS, **await _state(workspace_id), "can_manage": can_manage}
+        return [
+            render_block(TEMPLATE, block, request, viewer=viewer, typed={}, errors={}, **context)
+            for block in blocks
+        ]
+
+    return follow(request, {COLUMNS_TOPIC, PLATFORM_SETTINGS_TOPIC}, render)
 
 
 def _notice(request: Request) -> str:

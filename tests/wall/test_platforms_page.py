@@ -266,3 +266,33 @@ async def test_the_wall_sends_people_here_to_mend_a_column(client, people, demo)
     await db.fetch("UPDATE stream_sources SET state = 'budget_paused' WHERE workspace_id = $1", ws)
     wall = (await client.get("/wall")).text
     assert 'href="/settings/platforms#budgets">Raise the cap' in wall
+
+
+async def test_the_page_follows_connection_states_keys_and_caps_live(client, people) -> None:
+    from app.wall.platforms import platforms_stream
+    from tests.live.helpers import next_event, stream_request
+
+    person = await people.member("admin")
+    ws = person.workspace_id
+    connection_id = await services.add_connection(
+        ws, "mastodon", "maya@chaos.social", instance="chaos.social", secret=DEMO_TOKEN
+    )
+    await services.seed_platform_columns(ws, actor_user_id=None)
+    stream = platforms_stream(await stream_request(person.user_id, f"{URL}/stream")).iterator
+    first = await next_event(stream)
+    assert "Waiting for the first poll" in first
+    assert 'id="key-list"' not in first  # keys and budgets keep what the page shows
+    await db.fetch(
+        "UPDATE stream_sources SET state = 'error', last_error = 'chaos.social refused the token'"
+        " WHERE connection_id = $1",
+        connection_id,
+    )
+    await services.set_ledger_cap(ws, "youtube", 150)  # a notice for keys and budgets
+    patched = await next_event(stream)
+    assert "Not working: chaos.social refused the token" in patched
+    assert "0 of 150 used" in patched
+    await services.set_credential(ws, "youtube", YOUTUBE_KEY)
+    keys = await next_event(stream)
+    assert "Configured" in keys
+    assert YOUTUBE_KEY not in keys
+    await stream.aclose()
