@@ -39,6 +39,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -180,7 +181,7 @@ def start_worker(settings: Settings, site_allow: str) -> subprocess.Popen[bytes]
 
 async def run_import(
     settings: Settings, redis: Redis, urls: list[str], workers: int, allow: str
-) -> tuple[float, float]:
+) -> Run:
     """Seconds from create_job to done, and the workers' CPU seconds meanwhile."""
     user_id = await accounts.create_user(f"w{workers}@bench.example", "Bench", "bench password 1")
     workspace_id = await accounts.create_workspace(f"bench {workers}", user_id)
@@ -198,6 +199,16 @@ async def run_import(
             await asyncio.sleep(0.1)
         seconds = time.perf_counter() - started
         cpu = sum(cpu_seconds(p.pid) for p in processes) - cpu
+        # Who read what, and whether analyses ran meanwhile (they should wait: not timed).
+        split = await db.fetch(
+            "SELECT leased_by, count(*) AS n FROM import_items WHERE job_id = $1"
+            " GROUP BY leased_by ORDER BY n DESC",
+            job_id,
+        )
+        analysed = await db.fetchval(
+            "SELECT count(*) FROM analyses WHERE workspace_id = $1 AND status <> 'pending'",
+            workspace_id,
+        )
         # The analyses that waited for the import are not what is measured here.
         await db.fetch("DELETE FROM analyses WHERE status = 'pending'")
     finally:
@@ -217,7 +228,15 @@ async def run_import(
         "SELECT count(*) FROM articles WHERE workspace_id = $1", workspace_id
     )
     assert saved == stored == len(urls), (saved, stored, len(urls))
-    return seconds, cpu
+    return Run(seconds, cpu, [r["n"] for r in split], analysed)
+
+
+@dataclass(frozen=True)
+class Run:
+    seconds: float
+    cpu: float  # the workers' CPU seconds
+    per_worker: list[int]  # items each worker process read
+    analysed: int  # analyses started while the import ran
 
 
 async def main() -> None:
@@ -248,11 +267,13 @@ async def main() -> None:
             f"bare fetch+trafilatura  {bare:.1f} s  {URLS / bare:.1f} URLs/s (one process)"
             f"  CPU {bare_cpu / URLS * 1000:.0f} ms/URL"
         )
-        for workers, (seconds, cpu) in results.items():
+        for workers, run in results.items():
             print(
-                f"import, {workers} worker(s)      {seconds:.1f} s  {URLS / seconds:.1f} URLs/s"
-                f"  ratio {bare / seconds:.2f}x the bare loop"
-                f"  CPU {cpu / URLS * 1000:.0f} ms/URL ({bare_cpu / cpu:.2f}x the bare loop's)"
+                f"import, {workers} worker(s)      {run.seconds:.1f} s  {URLS / run.seconds:.1f} URLs/s"
+                f"  ratio {bare / run.seconds:.2f}x the bare loop"
+                f"  CPU {run.cpu / URLS * 1000:.0f} ms/URL ({bare_cpu / run.cpu:.2f}x the bare loop's)"
+                f"  items per worker {'/'.join(map(str, run.per_worker))}"
+                f"  analyses run meanwhile {run.analysed}"
             )
     finally:
         thread.stop()
