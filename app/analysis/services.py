@@ -63,12 +63,14 @@ class Claim:
 # Queueing (called by app.articles.services inside its transaction) -----------------
 
 
-async def queue(tx: db.Tx, article_id: int) -> bool:
+async def queue(tx: db.Tx, article_id: int, *, wake: bool = True) -> bool:
     """Make the article's analysis pending and wake a worker after commit.
 
     Returns False - and changes nothing - when the analysis is completed. A
     running analysis whose lease is still valid is left to its worker (it will
     finish it); the wake-up still goes out and coalesces with any queued one.
+    `wake=False` sends none: the caller runs `reconcile` when it is done, and
+    the reconciler cron is the backstop.
     """
     status = await tx.fetchval(
         """
@@ -89,6 +91,8 @@ async def queue(tx: db.Tx, article_id: int) -> bool:
     if status is None:
         return False
     assert tx.workspace_id is not None
+    if not wake:
+        return True
     jobs.enqueue_after_commit(
         tx, ANALYSE_TASK, tx.workspace_id, article_id, job_id=job_id(tx.workspace_id, article_id)
     )

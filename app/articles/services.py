@@ -81,8 +81,14 @@ def store_unavailable_reason() -> str:
     return _("The article could not be saved: the persistent store is temporarily unavailable.")
 
 
-async def process_scraped_article(workspace_id: int, event: ScrapedArticle) -> Outcome:
-    """Store `event` once per normalised URL and signal analysis when it is needed."""
+async def process_scraped_article(
+    workspace_id: int, event: ScrapedArticle, *, wake_analysis: bool = True
+) -> Outcome:
+    """Store `event` once per normalised URL and signal analysis when it is needed.
+
+    `wake_analysis=False` leaves the analysis pending without a wake-up: for a
+    caller that wakes the due analyses itself when it is done (the import loop).
+    """
     try:
         # Serialising and counting a long article is CPU work: keep the event loop
         # free for the other items a worker is reading meanwhile.
@@ -90,7 +96,7 @@ async def process_scraped_article(workspace_id: int, event: ScrapedArticle) -> O
     except Rejected as rejected:
         return Outcome(OutcomeKind.FAILED, reason=str(rejected))
     try:
-        return await _store(workspace_id, article)
+        return await _store(workspace_id, article, wake_analysis)
     except UNAVAILABLE as error:
         log.error(
             "article save failed, store unavailable (workspace %s, %s): %s: %s",
@@ -109,7 +115,7 @@ async def process_scraped_article(workspace_id: int, event: ScrapedArticle) -> O
         )
 
 
-async def _store(workspace_id: int, article: PreparedArticle) -> Outcome:
+async def _store(workspace_id: int, article: PreparedArticle, wake_analysis: bool) -> Outcome:
     # A row that conflicts but cannot be read was removed in between (its
     # workspace was deleted); one more round settles it either way.
     for _round in range(2):
@@ -117,7 +123,7 @@ async def _store(workspace_id: int, article: PreparedArticle) -> Outcome:
             await tx.execute("SELECT set_config('lock_timeout', $1, true)", LOCK_TIMEOUT)
             article_id = await _insert(tx, article)
             if article_id is not None:
-                await analysis.queue(tx, article_id)
+                await analysis.queue(tx, article_id, wake=wake_analysis)
                 if article.arxiv is not None:
                     await _save_arxiv(tx, article_id, article.arxiv, replace=True)
                 await _signal(tx, article_id, article, OutcomeKind.NEW)
@@ -128,15 +134,17 @@ async def _store(workspace_id: int, article: PreparedArticle) -> Outcome:
                 article.url_hash,
             )
             if existing is not None:
-                return await _resubmitted(tx, existing["id"], existing["deleted_at"], article)
+                return await _resubmitted(
+                    tx, existing["id"], existing["deleted_at"], article, wake_analysis
+                )
     return Outcome(OutcomeKind.FAILED, reason=store_unavailable_reason())
 
 
 async def _resubmitted(
-    tx: db.Tx, article_id: int, deleted_at: object, article: PreparedArticle
+    tx: db.Tx, article_id: int, deleted_at: object, article: PreparedArticle, wake_analysis: bool
 ) -> Outcome:
     # A scraper never brings back what a person put in the trash; restoring does.
-    if deleted_at is not None or not await analysis.queue(tx, article_id):
+    if deleted_at is not None or not await analysis.queue(tx, article_id, wake=wake_analysis):
         return Outcome(OutcomeKind.DUPLICATE, article_id)
     if article.arxiv is not None:  # fills in metadata an earlier save could not write
         await _save_arxiv(tx, article_id, article.arxiv, replace=False)

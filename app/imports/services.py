@@ -345,7 +345,10 @@ async def save(claim: Claim, event: ScrapedArticle) -> ItemState | None:
         async with db.workspace_tx(claim.workspace_id) as tx:
             if not await _held(tx, claim):
                 return None
-            outcome = await process_scraped_article(claim.workspace_id, event)
+            # No analysis wake-up per article: the process's last import loop wakes
+            # every due analysis when it ends (workers.tasks.import_items); a wake-up
+            # now would only be deferred (reading comes first) after costing arq a job.
+            outcome = await process_scraped_article(claim.workspace_id, event, wake_analysis=False)
             if outcome.kind == OutcomeKind.FAILED:
                 transient = outcome.reason == store_unavailable_reason()
                 decision = policy.after_store_failure(outcome.reason, transient, claim.attempts)

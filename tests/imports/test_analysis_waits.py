@@ -45,6 +45,9 @@ async def test_analyses_wait_while_the_process_reads_items_and_run_after(
     loop = asyncio.create_task(tasks.import_items({}))
     article_id = await _saved_article(job_id)  # the quick page; the slow one is being read
     assert step.reading()
+    # No wake-up per stored article: arq would run a job only to defer it.
+    queued = [j.args for j in await queued_jobs() if j.function == "analyse_article"]
+    assert (workspace, article_id) not in queued
     assert await tasks.analyse_article({}, workspace, article_id) == tasks.DEFERRED
     assert await _analysis_status(article_id) == "pending"
     await redis.flushdb()  # the deferred task used up its wake-up, as in arq
