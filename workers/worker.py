@@ -103,6 +103,13 @@ class PatientWorker(Worker):
                 return
 
     async def close(self) -> None:
+        # SIGTERM cancels the running jobs, and arq's close gathers them without
+        # return_exceptions: one that ended cancelled (its cancel landed in arq's own
+        # Redis calls around the job) raised CancelledError out of close - a traceback,
+        # and no on_shutdown (the database pool left open). Wait for them here instead.
+        if getattr(self, "_handle_signals", True) and self.tasks:
+            await asyncio.gather(*self.tasks.values(), return_exceptions=True)
+            self.tasks.clear()
         try:
             await super().close()
         except REDIS_DOWN:

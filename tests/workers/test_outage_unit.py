@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import time
 
 from arq.connections import ArqRedis
 
+from app.core.config import Settings
 from workers.worker import PatientWorker
 
 
@@ -32,3 +34,23 @@ async def test_a_busy_worker_whose_poll_skips_redis_does_not_declare_it_back() -
         assert worker.outage.since is not None  # still down: nothing answered
     finally:
         await down.aclose()
+
+
+async def test_a_worker_stopped_with_a_cancelled_job_closes_cleanly(
+    settings: Settings, redis: object
+) -> None:
+    # What SIGTERM leaves: arq cancelled a job task that ends cancelled.
+    stopped: list[bool] = []
+
+    async def on_shutdown(ctx: dict[str, object]) -> None:
+        stopped.append(True)
+
+    pool = ArqRedis.from_url(settings.redis_url)
+    worker = PatientWorker(
+        functions=[_nothing], redis_pool=pool, on_shutdown=on_shutdown, max_jobs=1
+    )
+    job = asyncio.create_task(asyncio.sleep(30))
+    worker.tasks["job"] = job
+    job.cancel()
+    await worker.close()  # no CancelledError
+    assert stopped == [True]
