@@ -1,0 +1,124 @@
+"""The wall on the demo's platforms (app/demo): every column type made in the browser's
+editor, and posts arriving from real polls of the demo servers through the worker process.
+
+One test on purpose: the columns share one person, one wall and one demo world, and each
+column's first poll runs while the next one is being made.
+"""
+
+from __future__ import annotations
+
+import re
+
+from playwright.async_api import Page, expect
+
+from app.accounts import services as accounts
+from app.demo.mastodon import DEMO_TOKEN
+from app.demo.world import RunningWorld
+from e2e.test_wall import _wall
+
+POLLED = 30_000  # ms: a new column's sources are polled as soon as they are made
+
+
+async def _connect_mastodon(page: Page, workspace_id: int, user_id: int) -> None:
+    """Connect the demo's Mastodon account as a person does: an API token and one call."""
+    token = await accounts.issue_api_token(workspace_id, user_id, "e2e")
+    answer = await page.request.post(
+        "/api/v1/feeds/connections",
+        data={"provider": "mastodon", "instance": "mastodon.social", "secret": DEMO_TOKEN},
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert answer.status == 201, await answer.text()
+
+
+def _title(page: Page, title: str):  # type: ignore[no-untyped-def]
+    return page.locator("h2", has_text=re.compile(f"^{re.escape(title)}$"))
+
+
+async def _save_editor(page: Page, title: str) -> str:
+    """Submit the open editor; the new column's id once the live stream brings it."""
+    editor = page.locator("#editor")
+    await editor.locator("button[type=submit]").click()
+    await expect(editor).to_be_hidden()
+    column = page.locator(".wall .column", has=_title(page, title))
+    await expect(column).to_have_count(1)
+    return str(await column.get_attribute("data-column"))
+
+
+async def _posts_arrive(page: Page, column: str) -> None:
+    await expect(page.locator(f"#col-{column}-items > .item").first).to_be_visible(timeout=POLLED)
+
+
+async def test_every_column_type_made_in_the_editor_fills_from_the_demo_platforms(
+    page: Page, people, demo_world: RunningWorld
+) -> None:
+    owner = await people.member("owner")
+    await _wall(page, owner.email)
+    await _connect_mastodon(page, owner.workspace_id, owner.user_id)
+    editor = page.locator("#editor")
+
+    # Keyword: the hints say what each platform makes of the query as it is typed.
+    await page.click("#add-column")
+    await editor.locator("input[name=title]").fill("Climate")
+    await editor.locator("input[name=query]").fill("#climate")
+    hints = editor.locator("#query-hints")
+    await expect(hints).to_contain_text("Bluesky ✓")
+    await expect(hints).to_contain_text("#climate only")
+    await editor.locator("input[name=platforms][value=youtube]").uncheck()
+    await editor.locator("input[name=instances]").fill("mastodon.social")
+    keyword = await _save_editor(page, "Climate")
+
+    # Platform feed: the connected account's home timeline.
+    await page.click("#add-column")
+    await editor.get_by_role("link", name="Platform feed").click()
+    await expect(editor.locator("select[name=connection_id]")).to_contain_text("Mastodon · maya")
+    await editor.locator("input[name=title]").fill("My Mastodon")
+    feed = await _save_editor(page, "My Mastodon")
+
+    # Account list: pasted handles resolve row by row against the platforms.
+    await page.click("#add-column")
+    await editor.get_by_role("link", name="Accounts").click()
+    await editor.locator("input[name=title]").fill("Reporters")
+    accounts_box = editor.locator("textarea[name=accounts]")
+    await accounts_box.fill("maya.okafor.bsky.social\njonas@chaos.social\nnobody.example.org")
+    rows = editor.locator("#account-rows li")
+    await expect(rows).to_have_count(3)
+    await expect(rows.nth(0)).to_have_class("acct-ok")
+    await expect(rows.nth(1)).to_have_class("acct-ok")
+    await expect(rows.nth(2)).to_have_class("acct-missing")
+    await expect(rows.nth(2)).to_contain_text("not found on Bluesky")
+    await accounts_box.fill("maya.okafor.bsky.social\njonas@chaos.social")
+    await expect(rows).to_have_count(2)
+    reporters = await _save_editor(page, "Reporters")
+
+    for column in (keyword, feed, reporters):
+        await _posts_arrive(page, column)
+
+    # Saved search: the search box over stored posts, saved as a column.
+    await page.fill("#wall-search", "climate")
+    await page.press("#wall-search", "Enter")
+    await page.wait_for_url("**/wall/search?q=climate")
+    await expect(page.locator(".search-results > .item").first).to_be_visible()
+    await page.get_by_role("button", name="Save as a column").click()
+    await page.wait_for_url("**/wall")
+    saved = page.locator(".wall .column", has=_title(page, "climate"))
+    await expect(saved).to_have_count(1)
+    await _posts_arrive(page, str(await saved.get_attribute("data-column")))
+
+    # Widths are this person's own: the menu's "Wide" widens the column and says so.
+    before = await page.locator(f"#col-{keyword}").bounding_box()
+    await page.locator(f"#col-{keyword}-head .column-menu summary").click()
+    await page.locator(f"#col-{keyword}-head [data-width=wide]").click()
+    await page.wait_for_function(
+        "id => getComputedStyle(document.getElementById(`col-${id}`))"
+        ".getPropertyValue('--width').trim() === 'wide'",
+        arg=keyword,
+    )
+    after = await page.locator(f"#col-{keyword}").bounding_box()
+    assert before is not None
+    assert after is not None
+    assert after["width"] > before["width"] + 100
+    await page.locator(f"#col-{keyword}-head .column-menu summary").click()  # closed
+    await page.locator(f"#col-{keyword}-head .column-menu summary").click()  # opened again
+    await expect(page.locator(f"#col-{keyword}-head [data-width=wide]")).to_have_attribute(
+        "aria-pressed", "true"
+    )
