@@ -1,5 +1,5 @@
 # The workflow. `make run` and `make test` set up everything they need.
-.PHONY: run demo test lint format types bench messages catalogs clean help
+.PHONY: run demo test lint format types bench screenshots messages catalogs clean help
 
 help:
 	@echo "make run     - run Newsdesk (web + worker) on http://127.0.0.1:8000"
@@ -9,6 +9,7 @@ help:
 	@echo "make format  - ruff format and fix"
 	@echo "make types   - mypy"
 	@echo "make bench   - run the benchmarks in bench/"
+	@echo "make screenshots - retake the README's wall screenshots from the demo newsroom"
 	@echo "make messages - extract UI text into app/locale/messages.pot and merge it into each catalogue"
 	@echo "make catalogs - compile the catalogues (.po -> .mo; set-up does this too)"
 	@echo "make clean   - remove .venv and the test data (keeps .data/run)"
@@ -35,6 +36,10 @@ types:
 
 bench:
 	@scripts/bench.sh
+
+screenshots:
+	scripts/services.sh start test
+	SCREENSHOTS=1 .venv/bin/python -m pytest -p no:cacheprovider -q e2e/test_screenshots.py
 
 messages:
 	mkdir -p app/locale

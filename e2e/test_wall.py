@@ -1,10 +1,9 @@
 """The wall in Chromium against the real server processes: items arriving live, the "N new"
 pill, the editor (create, edit, remove), reorder, keyboard, the phone layout with swipe,
-save to library and hostile content through real columns. Screenshots go to docs/."""
+save to library and hostile content through real columns. The README's screenshots come
+from e2e/test_screenshots.py (the demo newsroom)."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 from playwright.async_api import Browser, Page, expect
 
@@ -13,8 +12,6 @@ from e2e.conftest import PageWatch, Server, _watched_context, sign_in_page
 from tests.factories import PASSWORD
 from tests.safe_content.hostile_corpus import CASES
 from tests.wall.helpers import add_item, keyword_column
-
-SHOTS = Path(__file__).resolve().parents[1] / "docs" / "screenshots"
 
 
 async def _wall(page: Page, email: str) -> None:
@@ -64,7 +61,6 @@ async def test_items_arrive_live_and_wait_behind_a_pill_when_scrolled_down(page:
     await page.wait_for_function(
         "id => document.querySelector(`#col-${id} .column-body`).scrollTop < 5", arg=column
     )
-    await page.screenshot(path=str(SHOTS / "wall-desktop.png"))
 
 
 async def test_create_edit_reorder_and_remove_columns(page: Page, people, watch: PageWatch):
@@ -224,7 +220,6 @@ async def test_phone_one_column_per_screen_with_swipe_and_chips(
     target = await page.locator(f"#col-{one} .column-menu summary").bounding_box()
     assert target is not None
     assert target["height"] >= 44
-    await page.screenshot(path=str(SHOTS / "wall-phone.png"))
     # The editor is a bottom sheet.
     await page.click("#add-column")
     await expect(page.locator("#editor")).to_be_visible()
