@@ -171,6 +171,21 @@ async def test_save_to_library_shows_its_state_on_the_item(page: Page, people):
     assert job is not None
 
 
+async def test_sensitive_media_stay_blurred_until_clicked(page: Page, people):
+    person = await people.member("viewer")
+    column = await keyword_column(person.workspace_id)
+    image = {"kind": "image", "url": "https://social.example/m/1.png", "alt": "scene"}
+    item = await add_item(person.workspace_id, column, 1, media=[{**image, "sensitive": True}])
+    await _wall(page, person.email)
+    veil = page.locator(f"#i-{column}-{item} details.veil")
+    picture = veil.locator("img")
+    await expect(veil.locator(".veil-note")).to_be_visible()
+    assert "blur" in await picture.evaluate("e => getComputedStyle(e).filter")
+    await veil.locator("summary").click()  # no script: the browser's own <details>
+    await expect(veil.locator(".veil-note")).to_be_hidden()
+    assert await picture.evaluate("e => getComputedStyle(e).filter") == "none"
+
+
 async def test_hostile_posts_in_real_columns_stay_inert(page: Page, people, watch: PageWatch):
     person = await people.member("editor")
     column = await keyword_column(person.workspace_id)
