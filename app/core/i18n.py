@@ -278,14 +278,26 @@ def format_relative(value: datetime | None, now: datetime | None = None) -> str:
 
 def format_number(value: float | int | None) -> str:
     """1,234 / 1.234."""
-    return "" if value is None else numbers.format_decimal(value, locale=_locale())
+    return "" if value is None else _number(_active.get(), value)
 
 
 def format_compact(value: float | int) -> str:
     """A short count as the language abbreviates it: 12.3K / 1,2 Mio. Where a language has
     no short form (German below a million), the full number with its grouping: 12.345."""
-    short = numbers.format_compact_decimal(value, locale=_locale(), fraction_digits=1)
-    return numbers.format_decimal(round(value), locale=_locale()) if short.isdigit() else short
+    return _compact(_active.get(), value)
+
+
+# Counts repeat (a wall shows hundreds, mostly small): Babel's formatting was a third of
+# a full wall's render, so each (language, value) is formatted once.
+@lru_cache(maxsize=8192)
+def _number(language: str, value: float | int) -> str:
+    return numbers.format_decimal(value, locale=_parsed(language))
+
+
+@lru_cache(maxsize=8192)
+def _compact(language: str, value: float | int) -> str:
+    short = numbers.format_compact_decimal(value, locale=_parsed(language), fraction_digits=1)
+    return _number(language, round(value)) if short.isdigit() else short
 
 
 _ = gettext
