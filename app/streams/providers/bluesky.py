@@ -15,7 +15,7 @@ sealed back into the same vault row through `Credential.save`, and later polls u
 access token until it expires, then refreshSession. Only a refused refresh logs in again.
 
 Posts become items: text and facets through app.safe_content.from_facets (UTF-8 byte
-offsets), reposts unwrapped (the reposter named above the post), images/video/external
+offsets), reposts unwrapped (the reposter in `reposted_by`, not the text), images/video/external
 cards as media refs, quoted posts and cards as nested Quote blocks. Items are ordered by
 the server's `indexedAt` (the client's `createdAt` can say anything). The source's cursor
 remembers the newest entry seen; the next poll pages back only until it meets it again.
