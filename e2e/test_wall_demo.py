@@ -17,6 +17,7 @@ from app.demo.world import RunningWorld
 from e2e.test_wall import _wall
 
 POLLED = 30_000  # ms: a new column's sources are polled as soon as they are made
+SAVED = 15_000  # ms: a column saved and brought by the live stream, on a busy machine
 
 
 async def _connect_mastodon(page: Page, workspace_id: int, user_id: int) -> None:
@@ -38,9 +39,10 @@ async def _save_editor(page: Page, title: str) -> str:
     """Submit the open editor; the new column's id once the live stream brings it."""
     editor = page.locator("#editor")
     await editor.locator("button[type=submit]").click()
-    await expect(editor).to_be_hidden()
+    # A real save on a shared machine: the column, its sources and their first polls queued.
+    await expect(editor).to_be_hidden(timeout=SAVED)
     column = page.locator(".wall .column", has=_title(page, title))
-    await expect(column).to_have_count(1)
+    await expect(column).to_have_count(1, timeout=SAVED)
     return str(await column.get_attribute("data-column"))
 
 
