@@ -10,11 +10,13 @@ normal suite: it waits for real polls and rewrites docs/screenshots/.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
 import pytest
 from playwright.async_api import Browser, Page, expect
+from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from app.demo.world import RunningWorld, seed
 from app.egress import close_egress, open_egress
@@ -35,10 +37,14 @@ async def _ready_wall(page: Page, email: str, columns: int) -> None:
     for n in range(columns):
         column = page.locator(".wall .column").nth(n)
         await expect(column.locator(".items > .item").nth(2)).to_be_attached(timeout=60_000)
-    await page.wait_for_function(
-        "[...document.images].filter(i => i.getBoundingClientRect().top < innerHeight)"
-        ".every(i => i.complete)"
-    )
+    # The pictures in view (lazy ones elsewhere never load): a few seconds at most.
+    with contextlib.suppress(PlaywrightTimeout):
+        await page.wait_for_function(
+            """[...document.images].filter(i => { const r = i.getBoundingClientRect();
+              return r.top < innerHeight - 60 && r.bottom > 0 && r.left < innerWidth && r.right > 0 })
+              .every(i => i.complete)""",
+            timeout=15_000,
+        )
 
 
 async def _content_warning_in_view(page: Page) -> None:
