@@ -273,6 +273,8 @@ document.addEventListener("touchstart", onTouchStart, { passive: true });
 document.addEventListener("touchmove", onTouchMove, { passive: true });
 document.addEventListener("touchend", onTouchEnd);
 document.addEventListener("click", (event) => {
+  // A menu closes once one of its actions is chosen (live patches keep it open otherwise).
+  event.target.closest?.(".column-menu .menu a, .column-menu .menu button")?.closest("details")?.removeAttribute("open");
   if (event.target.closest?.("#keymap-open")) document.getElementById("keymap")?.showModal();
   const chip = event.target.closest?.(".wall-chips .chip");
   if (chip) {
