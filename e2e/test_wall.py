@@ -119,6 +119,7 @@ async def test_create_edit_reorder_and_remove_columns(page: Page, people, watch:
     await expect(page.locator(f"#col-{created}")).to_be_visible()  # the watch said no
     assert any("Remove this column?" in d for d in watch.dialogs)
     await page.evaluate("window.confirm = () => true")
+    await page.locator(f"#col-{created}-head .column-menu summary").click()  # it closed
     await page.locator(f"#col-{created}-head").get_by_text("Remove").click()
     await expect(page.locator(f"#col-{created}")).to_have_count(0)
 
