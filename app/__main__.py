@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import getpass
 import logging
 import secrets
@@ -73,8 +74,13 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> None:
     from app.web.factory import create_app
 
     asyncio.run(check_services(settings))
+    app = create_app(settings)
+    # What is loaded by now (modules, templates, catalogues) lives as long as the process:
+    # out of the collector's sight, a full collection no longer walks it - it paused every
+    # live stream for ~100 ms (docs/decisions/live.md).
+    gc.freeze()
     uvicorn.run(
-        create_app(settings),
+        app,
         host=args.host or settings.host,
         port=args.port or settings.port,
         log_level=settings.log_level.lower(),

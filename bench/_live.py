@@ -74,6 +74,7 @@ class Clients:
         self.seen: list[dict[int, float]] = [{} for _ in cookies]
         self.ready = 0
         self.bytes = 0
+        self.last_chunk_at = 0.0
         self.tasks: list[asyncio.Task[None]] = []
 
     async def _read(self, http: httpx.AsyncClient, i: int) -> None:  # noqa: TID251 -- the browsers
@@ -85,6 +86,7 @@ class Clients:
                 first = True
                 async for chunk in response.aiter_raw():
                     now = time.time()
+                    self.last_chunk_at = now
                     if first:
                         self.ready += 1
                         first = False
@@ -101,6 +103,18 @@ class Clients:
             await asyncio.sleep(0.05)
             if all(t.done() for t in self.tasks):
                 raise RuntimeError("every stream ended before it sent its state")
+        await self._settle()
+
+    async def _settle(self, quiet: float = 0.5) -> None:
+        """Wait until every state has arrived: a large state comes in many chunks, and
+        200 clients still reading theirs would put the connect storm, not the live
+        path, into the first items' latencies. Bytes count from here."""
+        while True:
+            quiet_for = time.time() - self.last_chunk_at
+            if quiet_for >= quiet:
+                break
+            await asyncio.sleep(quiet - quiet_for)
+        self.bytes = 0
 
     async def stop(self) -> int:
         """Stop reading; how many streams had ended (dropped) before."""
