@@ -38,6 +38,9 @@ bench:
 	@scripts/bench.sh
 
 screenshots:
+	scripts/setup.sh --browser
+	@fc-list | grep -q "Noto Color Emoji" || { echo "screenshots: installing fonts for Japanese and emoji"; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-noto-cjk fonts-noto-color-emoji >/dev/null; }
 	scripts/services.sh start test
 	SCREENSHOTS=1 .venv/bin/python -m pytest -p no:cacheprovider -q e2e/test_screenshots.py
 
