@@ -46,7 +46,7 @@ screenshots:
 
 messages:
 	mkdir -p app/locale
-	.venv/bin/pybabel extract -F babel.cfg -k _ -k N_ -k gettext -k ngettext:1,2 \
+	.venv/bin/pybabel extract -F babel.cfg -k _ -k N_ -k gettext -k ngettext:1,2 -k _count:1,2 \
 		--no-location --sort-output --no-wrap -o app/locale/messages.pot .
 	.venv/bin/pybabel update -i app/locale/messages.pot -d app/locale -D messages --no-fuzzy-matching --ignore-obsolete --no-wrap
 

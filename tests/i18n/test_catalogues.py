@@ -6,6 +6,7 @@ with the catalogue in git. Added UI text? `make messages`, then translate it in
 app/locale/de/LC_MESSAGES/messages.po.
 """
 
+import ast
 import re
 import subprocess
 import sys
@@ -17,6 +18,8 @@ from babel.messages.pofile import read_po
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCALE = ROOT / "app" / "locale"
+# The extraction keywords are `make messages`' own: one list, in the Makefile.
+KEYWORDS = re.findall(r"-k (\S+)", (ROOT / "Makefile").read_text())
 PLACEHOLDER = re.compile(r"%\([^)]+\)[a-z]|%[sdr]|\{[A-Za-z_][A-Za-z0-9_]*\}")
 
 
@@ -26,7 +29,7 @@ def extracted(tmp_path_factory) -> Catalog:
     subprocess.run(
         [
             sys.executable, "-m", "babel.messages.frontend", "-q", "extract",
-            "-F", "babel.cfg", "-k", "_", "-k", "N_", "-k", "gettext", "-k", "ngettext:1,2",
+            "-F", "babel.cfg", *[arg for k in KEYWORDS for arg in ("-k", k)],
             "--no-location", "-o", str(pot), ".",
         ],
         cwd=ROOT,
@@ -103,3 +106,32 @@ def test_prepared_catalogues_list_every_ui_text(extracted, language):
     listed = {m.id if isinstance(m.id, str) else m.id[0] for m in catalogue(language) if m.id}
     needed = {m.id if isinstance(m.id, str) else m.id[0] for m in extracted if m.id}
     assert sorted(needed - listed) == [], "run `make messages`: it adds them to every catalogue"
+
+
+def _wrappers_of(function: str) -> list[str]:
+    """Functions in app/ that hand their own arguments to `function`: the extractor reads
+    literals only, so each must be an extraction keyword (the Makefile's `-k`) itself."""
+    found = []
+    for path in (ROOT / "app").rglob("*.py"):
+        if path.name == "i18n.py" and path.parent.name == "core":
+            continue  # the functions themselves
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            params = {a.arg for a in node.args.args}
+            for call in ast.walk(node):
+                if (
+                    isinstance(call, ast.Call)
+                    and getattr(call.func, "id", getattr(call.func, "attr", "")) == function
+                    and any(isinstance(a, ast.Name) and a.id in params for a in call.args[:2])
+                ):
+                    found.append(node.name)
+    return found
+
+
+def test_plural_wrappers_are_extraction_keywords():
+    """A helper like `_count(singular, plural, n)` passes its texts on to ngettext: unless
+    extraction knows it, its texts never reach a catalogue and stay English ("1 error"
+    on a German page)."""
+    names = {k.split(":")[0] for k in KEYWORDS}
+    assert [w for w in _wrappers_of("ngettext") if w not in names] == []

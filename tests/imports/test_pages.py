@@ -186,3 +186,19 @@ async def test_activity_shows_a_finished_import_with_its_counts_and_link(
     assert "finished an import of" in page.text
     assert "1 saved" in page.text
     assert f'href="/articles/import/{job_id}"' in page.text
+
+
+async def test_a_job_page_counts_in_the_readers_language(client, people, site, site_egress):
+    """The counts line is German on a German page: "1 Fehler", not "1 error"."""
+    person = await people.member("editor")
+    await accounts.update_profile(person.user_id, display_name="Ed", locale="de", time_zone="UTC")
+    await sign_in(client, person.email)
+    site.routes["/news/ok"] = site.page("article.html")
+    made = await post_form(
+        client, "/articles/import", {"urls": f"{site.base}/news/ok\n{site.base}/gone"}
+    )
+    job_id = int(made.headers["location"].rsplit("/", 1)[1])
+    await run_worker()
+    page = await client.get(f"/articles/import/{job_id}")
+    assert "2 / 2 — 1 Fehler" in page.text
+    assert f"<h1>Import #{job_id}</h1>" in page.text
