@@ -1,4 +1,4 @@
-"""The README's wall screenshots, made again from the demo newsroom (app/demo):
+"""The README's wall and import screenshots, made again from the demo newsroom (app/demo):
 
     SCREENSHOTS=1 .venv/bin/python -m pytest e2e/test_screenshots.py    (or: make screenshots)
 
@@ -12,16 +12,20 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from pathlib import Path
 
+import httpx
 import pytest
 from playwright.async_api import Browser, Page, expect
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
+from app.demo.content import ARTICLE_ORIGIN
 from app.demo.world import RunningWorld, seed
 from app.egress import close_egress, open_egress
 from e2e.conftest import PageWatch, Server, _watched_context, sign_in_page
 
+IMPORTED = 12  # links of the demo news site pasted into the import page
 SHOTS = Path(__file__).resolve().parents[1] / "docs" / "screenshots"
 PASSWORD = "screenshot password 123"  # a throw-away demo person's
 
@@ -91,4 +95,34 @@ async def test_the_wall_screenshots_from_the_demo_newsroom(
     assert box["width"] <= 390
     await page.screenshot(path=str(SHOTS / "wall-phone.png"))
     await phone.close()
+    await _import_screenshot(browser, server, watch, demo_world, login.email)
     assert watch.csp_violations() == []
+
+
+def _demo_article_links(world: RunningWorld, count: int) -> list[str]:
+    """The newest `count` article links of the demo news site, as its readers know them."""
+    site = world.servers["courier"].base
+    feed = httpx.get(f"{site}/feeds/news.rss", timeout=10).text
+    paths = re.findall(rf"<link>{re.escape(site)}(/news/[^<]+)</link>", feed)
+    return [ARTICLE_ORIGIN + path for path in paths[:count]] + [ARTICLE_ORIGIN + "/news/gone"]
+
+
+async def _import_screenshot(
+    browser: Browser, server: Server, watch: PageWatch, world: RunningWorld, email: str
+) -> None:
+    """An import of the demo news site's links, done, on a desktop: counts, states, titles,
+    one link that fails with its reason."""
+    desktop = await _watched_context(
+        browser, server.url, watch, viewport={"width": 1280, "height": 900}
+    )
+    page = await desktop.new_page()
+    await sign_in_page(page, email, PASSWORD)
+    await page.goto("/articles/import")
+    await page.fill("textarea[name=urls]", "\n".join(_demo_article_links(world, IMPORTED)))
+    await page.locator("main button[type=submit]").first.click()
+    await page.wait_for_url(re.compile(r".*/articles/import/\d+$"))
+    await expect(page.locator(".import-summary")).to_have_attribute(
+        "data-status", "done", timeout=60_000
+    )
+    await page.screenshot(path=str(SHOTS / "import.png"))
+    await desktop.close()
