@@ -51,9 +51,9 @@ def test_an_edit_to_any_module_of_the_package_makes_a_build_stale(tmp_path: Path
     assert native.source_digest(tmp_path) != native.source_digest()
 
 
-def test_pure_python_can_be_asked_for() -> None:
-    code = "import app.safe_content as s; print(s.native.ACTIVE, s.html_builder.__file__)"
-    out = subprocess.run(
+def _run_pure(code: str) -> str:
+    """What `code` prints in a fresh interpreter that was asked for the pure modules."""
+    return subprocess.run(
         [sys.executable, "-c", code],
         cwd=ROOT,
         env={**os.environ, native.PURE_ENV: "1"},
@@ -61,6 +61,11 @@ def test_pure_python_can_be_asked_for() -> None:
         text=True,
         check=True,
     ).stdout
+
+
+def test_pure_python_can_be_asked_for() -> None:
+    code = "import app.safe_content as s; print(s.native.ACTIVE, s.html_builder.__file__)"
+    out = _run_pure(code)
     assert out.split() == ["False", str(native.PACKAGE_DIR / "html_builder.py")]
 
 
@@ -86,14 +91,7 @@ def test_compiled_and_pure_modules_give_the_same_results() -> None:
         "import json; from tests.safe_content.test_native import _fingerprints; "
         "import app.safe_content as s; assert not s.native.ACTIVE; print(json.dumps(_fingerprints()))"
     )
-    pure = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        env={**os.environ, native.PURE_ENV: "1"},
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    pure = _run_pure(code)
     compiled = _fingerprints()
     corpus = _corpus()
     differ = [corpus[i][:200] for i, (a, b) in enumerate(zip(compiled, json.loads(pure))) if a != b]
