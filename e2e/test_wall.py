@@ -170,6 +170,14 @@ async def test_save_to_library_shows_its_state_on_the_item(page: Page, people):
     await expect(page.locator(f"#i-{column}-{item} .saved-state")).to_be_visible()
     job = await db.fetchval("SELECT job_id FROM feed_item_saves WHERE item_id = $1", item)
     assert job is not None
+    # It links nothing: the worker saves the post itself from what the wall stored (its
+    # permalink is no page anyone serves here), and the item links to it in the library.
+    saved = page.locator(f"#i-{column}-{item} .state-saved")
+    await expect(saved).to_have_text("In the library", timeout=15_000)
+    await saved.click()
+    await expect(page.locator("h1")).to_contain_text(
+        "alice@social.example: Post 1 about the floods"
+    )
 
 
 async def test_sensitive_media_stay_blurred_until_clicked(page: Page, people):

@@ -12,6 +12,7 @@ import re
 from playwright.async_api import Page, expect
 
 from app.accounts import services as accounts
+from app.core import db
 from app.demo.mastodon import DEMO_TOKEN
 from app.demo.world import RunningWorld
 from e2e.test_wall import _wall
@@ -94,6 +95,20 @@ async def test_every_column_type_made_in_the_editor_fills_from_the_demo_platform
 
     for column in (keyword, feed, reporters):
         await _posts_arrive(page, column)
+
+    # Save to library: a post that links an article of the demo's news site saves that
+    # article, fetched by the worker from the demo site (offline like everything here).
+    linking = page.locator(f"#col-{keyword}-items > .item").filter(
+        has=page.locator('.item-content a[href^="https://courier.example/"]')
+    )
+    await expect(linking.first).to_be_visible(timeout=POLLED)
+    post = page.locator(f"#{await linking.first.get_attribute('id')}")  # new posts go above it
+    await post.locator("button.save").click()
+    await expect(post.locator(".state-saved")).to_be_visible(timeout=POLLED)
+    saved = await db.fetchval(
+        "SELECT a.url FROM articles a WHERE a.workspace_id = $1", owner.workspace_id
+    )
+    assert saved.startswith("https://courier.example/")
 
     # Saved search: the search box over stored posts, saved as a column.
     await page.fill("#wall-search", "climate")

@@ -19,6 +19,7 @@ SOURCES = {
     "feed": N_("Feed"),
     "arxiv": N_("arXiv"),
     "api": N_("API"),
+    "wall": N_("Wall post"),
 }
 STATES = {
     "pending": N_("Waiting for analysis"),

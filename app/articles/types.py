@@ -23,6 +23,7 @@ class Source(StrEnum):
     FEED = "feed"  # an RSS/Atom topic source
     ARXIV = "arxiv"  # an arXiv topic source
     API = "api"  # the HTTP API
+    WALL = "wall"  # a wall post without a link, saved as itself from what the wall stored
 
 
 class Warning(StrEnum):

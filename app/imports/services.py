@@ -77,31 +77,39 @@ async def create_job(
     `urls` are entries as a person gave them; they are parsed again here, so
     every caller (page, API, MCP, quick add) gets the same rules.
     """
+    async with db.workspace_tx(workspace_id) as tx:
+        return await add_job(tx, urls, actor_user_id=actor_user_id, source=source)
+
+
+async def add_job(
+    tx: db.Tx, urls: Sequence[str], *, actor_user_id: int | None, source: Source
+) -> int:
+    """`create_job` inside the caller's transaction, for a caller that records more with the
+    job (the wall links the saved post to it): a worker claims nothing before it commits."""
     settings = config.active()
     parsed = parse_urls("\n".join(urls), max_urls=settings.import_max_urls)
     if parsed.problem:
         raise ImportRefused(parsed.problem)
     valid = list(parsed.valid)
-    async with db.workspace_tx(workspace_id) as tx:
-        job_id = await tx.fetchval(
-            "INSERT INTO import_jobs (workspace_id, created_by, source, total)"
-            " VALUES ($1, $2, $3, $4) RETURNING id",
-            workspace_id,
-            actor_user_id,
-            source.value,
-            len(valid),
-        )
-        await tx.execute(
-            """
-            INSERT INTO import_items (workspace_id, job_id, idx, url)
-            SELECT $1, $2, n - 1, url FROM unnest($3::text[]) WITH ORDINALITY AS t(url, n)
-            """,
-            workspace_id,
-            job_id,
-            valid,
-        )
-        _notify(tx, job_id)
-        _wake(tx, job_id, len(valid))
+    job_id = await tx.fetchval(
+        "INSERT INTO import_jobs (workspace_id, created_by, source, total)"
+        " VALUES ($1, $2, $3, $4) RETURNING id",
+        tx.workspace_id,
+        actor_user_id,
+        source.value,
+        len(valid),
+    )
+    await tx.execute(
+        """
+        INSERT INTO import_items (workspace_id, job_id, idx, url)
+        SELECT $1, $2, n - 1, url FROM unnest($3::text[]) WITH ORDINALITY AS t(url, n)
+        """,
+        tx.workspace_id,
+        job_id,
+        valid,
+    )
+    _notify(tx, job_id)
+    _wake(tx, job_id, len(valid))
     return int(job_id)
 
 

@@ -1,7 +1,8 @@
 """The import step: claim an item, read it, store it, finish it - then the next.
 
     claim (fair, SKIP LOCKED, lease + token) -> already in the library? duplicate
-    -> extract through egress -> process_scraped_article -> item state, counters
+    -> extract through egress (a wall post saved as itself: read what the wall stored)
+    -> process_scraped_article -> item state, counters
 
 `run_loop` is what an arq wake-up runs: it claims and processes items (of
 any job: the claim decides fairly) until nothing is due. At most
@@ -26,6 +27,8 @@ from app.core import config, leases
 from app.core.i18n import _
 from app.imports import policy, services
 from app.imports.types import Claim, ItemState
+from app.wall import queries as wall_queries
+from app.wall.saving import post_as_article
 
 log = logging.getLogger(__name__)
 
@@ -103,9 +106,19 @@ async def _read(claim: Claim, lease: leases.Lease) -> ItemState | None:
     existing = await article_queries.article_id_by_url(claim.workspace_id, claim.url)
     if existing is not None:
         return await services.duplicate(claim, existing)
+    if claim.source == Source.WALL:
+        return await _save_post(claim)
     try:
         extracted = await extract(claim.url)
     except ExtractionError as error:
         return await services.fail(claim, policy.after_failure(error, claim.attempts))
     lease.check()
     return await services.save(claim, extracted.scraped(Source(claim.source)))
+
+
+async def _save_post(claim: Claim) -> ItemState | None:
+    """A wall post saved as itself: from what the wall stored, with no fetch."""
+    post = await wall_queries.saved_post(claim.workspace_id, claim.job_id)
+    if post is None:  # swept from the wall (30 days) before the job ran
+        return await services.fail(claim, policy.Fail(_("The post is no longer on the wall.")))
+    return await services.save(claim, post_as_article(post))

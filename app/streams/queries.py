@@ -225,6 +225,16 @@ def item_page(rows: Sequence[asyncpg.Record], limit: int) -> ItemPage:
     return ItemPage(items=items, next_cursor=cursor)
 
 
+async def item(workspace_id: int, item_id: int) -> ItemView | None:
+    """One stored item of the workspace; None when there is no such item."""
+    row = await db.fetchrow(
+        f"SELECT {ITEM_FIELDS} FROM feed_items i LEFT JOIN stream_sources s ON s.id = i.source_id"
+        " WHERE i.workspace_id = $1 AND i.id = $2",
+        workspace_id, item_id,
+    )  # fmt: skip
+    return _item(row) if row else None
+
+
 async def column_items(
     workspace_id: int, column_id: int, cursor: str | None, limit: int = DEFAULT_LIMIT
 ) -> ItemPage:

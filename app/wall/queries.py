@@ -1,4 +1,5 @@
-"""Reads of the wall page: a member's widths, save states, search over stored items."""
+"""Reads of the wall page: a member's widths, save states and saved posts, search over stored
+items."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from collections.abc import Iterable
 
 from app.core import db
 from app.streams import queries as streams
-from app.streams.types import ItemPage
+from app.streams.types import ItemPage, ItemView
 from app.wall.types import PAGE_SIZE, SaveState, Width
 
 
@@ -39,11 +40,13 @@ async def saves(workspace_id: int, item_ids: Iterable[int]) -> dict[int, SaveSta
     }
 
 
-async def item_url(workspace_id: int, item_id: int) -> str | None:
-    """The item's link (None: no such item in this workspace)."""
-    return await db.fetchval(
-        "SELECT url FROM feed_items WHERE workspace_id = $1 AND id = $2", workspace_id, item_id
-    )
+async def saved_post(workspace_id: int, job_id: int) -> ItemView | None:
+    """The post a wall save's import job stores as itself; None once the post is gone."""
+    item_id = await db.fetchval(
+        "SELECT item_id FROM feed_item_saves WHERE workspace_id = $1 AND job_id = $2",
+        workspace_id, job_id,
+    )  # fmt: skip
+    return await streams.item(workspace_id, item_id) if item_id is not None else None
 
 
 async def search(workspace_id: int, q: str, cursor: str | None) -> ItemPage:

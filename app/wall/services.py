@@ -2,46 +2,47 @@
 
 from __future__ import annotations
 
-from app.articles.types import Source
 from app.core import db
 from app.core.i18n import _
 from app.imports import services as imports
 from app.imports.types import IMPORTS_TOPIC, ImportRefused
 from app.live.notices import publish_after_commit
-from app.safe_content import http_url
+from app.streams import queries as streams
 from app.streams.types import NotFound, StreamsError
-from app.wall import queries
+from app.wall import queries, saving
 from app.wall.types import Width
 
 
 async def save_item(workspace_id: int, item_id: int, *, actor_user_id: int) -> int:
-    """Save the item's link to the library as a one-URL import job; the job's id.
+    """Save the item to the library as a one-URL import job; the job's id.
 
-    Saving an item twice follows the first job, unless that one failed.
+    The job reads the article the post links, or the post itself when it links none
+    (app.wall.saving). Saving an item twice follows the first job, unless that one failed.
     """
-    url = await queries.item_url(workspace_id, item_id)
-    if url is None:
+    item = await streams.item(workspace_id, item_id)
+    if item is None:
         raise NotFound(_("There is no such item."))
-    link = http_url(url)
-    if not link:
+    target = saving.save_target(item)
+    if target is None:
         raise StreamsError(_("This item has no web link to save."), status=400)
     known = (await queries.saves(workspace_id, [item_id])).get(item_id)
     if known is not None and known.state not in ("error", "cancelled"):
         return known.job_id  # saving again would only say "already in the library"
     try:
-        job_id = await imports.create_job(
-            workspace_id, [link], actor_user_id=actor_user_id, source=Source.MANUAL
-        )
+        async with db.workspace_tx(workspace_id) as tx:
+            job_id = await imports.add_job(
+                tx, [target.url], actor_user_id=actor_user_id, source=target.source
+            )
+            # With the job, so the worker that claims it finds the post it stores.
+            await tx.execute(
+                "INSERT INTO feed_item_saves (workspace_id, item_id, job_id) VALUES ($1, $2, $3)"
+                " ON CONFLICT (item_id) DO UPDATE SET job_id = EXCLUDED.job_id, created_at = now()",
+                workspace_id, item_id, job_id,
+            )  # fmt: skip
+            # The wall follows imports: the item shows its job's state from now on.
+            publish_after_commit(tx, IMPORTS_TOPIC)
     except ImportRefused as error:
         raise StreamsError(str(error), status=400) from None
-    async with db.workspace_tx(workspace_id) as tx:
-        await tx.execute(
-            "INSERT INTO feed_item_saves (workspace_id, item_id, job_id) VALUES ($1, $2, $3)"
-            " ON CONFLICT (item_id) DO UPDATE SET job_id = EXCLUDED.job_id, created_at = now()",
-            workspace_id, item_id, job_id,
-        )  # fmt: skip
-        # The wall follows imports: the item shows its job's state from now on.
-        publish_after_commit(tx, IMPORTS_TOPIC)
     return job_id
 
 

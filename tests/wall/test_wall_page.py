@@ -157,7 +157,7 @@ async def test_save_to_library_is_a_one_url_import_job_shown_on_the_item(client,
     assert response.status_code == 303
     job = await db.fetchrow("SELECT id, total, source FROM import_jobs WHERE workspace_id = $1", ws)
     assert job["total"] == 1
-    assert job["source"] == "manual"
+    assert job["source"] == "wall"  # it links nothing: the post itself is saved
     url = await db.fetchval("SELECT url FROM import_items WHERE job_id = $1", job["id"])
     assert url == "https://social.example/@alice/1"
     assert "Saving…" in (await client.get("/wall")).text
