@@ -211,6 +211,34 @@ async def test_hostile_posts_in_real_columns_stay_inert(page: Page, people, watc
     assert foreign == [], foreign
 
 
+async def test_a_ten_thousand_letter_word_never_widens_its_column(page: Page, people):
+    person = await people.member("editor")
+    ws = person.workspace_id
+    plain = await keyword_column(ws, "Plain")
+    hostile = await keyword_column(ws, "Hostile", "#hostile")
+    word = "A" * 10_000  # as the demo's hostile posts carry one
+    await add_item(ws, plain, 1)
+    await add_item(ws, hostile, 2, html=f"<p>levee {word}</p>")
+    await add_item(ws, hostile, 3, html=f'<p><a href="https://news.example/{word}">{word}</a></p>')
+    await add_item(ws, hostile, 4, html=f"<blockquote><p><strong>{word}</strong></p></blockquote>")
+    await add_item(ws, hostile, 5, author=f"{word}@social.example", reposted_by=word)
+    await _wall(page, person.email)
+    await expect(page.locator(f"#col-{hostile}-items > .item")).to_have_count(4)
+    normal = await page.locator(f"#col-{plain}").bounding_box()
+    widened = await page.locator(f"#col-{hostile}").bounding_box()
+    assert normal is not None
+    assert widened is not None
+    assert widened["width"] == normal["width"]
+    sideways = "el => el.scrollWidth - el.clientWidth"  # > 0: the column scrolls sideways
+    assert await page.locator(f"#col-{hostile} .column-body").evaluate(sideways) <= 0
+    # The search page shows the same rows outside any column: the page keeps its width.
+    await page.goto("/wall/search?q=levee")
+    await expect(page.locator(".search-results > .item")).to_have_count(1)
+    assert await page.evaluate("document.documentElement.scrollWidth") <= await page.evaluate(
+        "window.innerWidth"
+    )
+
+
 async def test_phone_one_column_per_screen_with_swipe_and_chips(
     browser: Browser, server: Server, services: None, people, watch: PageWatch
 ):
