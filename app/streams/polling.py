@@ -22,6 +22,9 @@ import time
 from contextlib import suppress
 from datetime import UTC, datetime
 
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
 from app.articles.extraction import failure_of
 from app.core import db, leases
 from app.core.i18n import _
@@ -42,6 +45,7 @@ from app.streams.providers import (
 from app.streams.schedule import (
     Outcome,
     after_failure,
+    after_outage,
     after_rate_limit,
     after_rejection,
     after_success,
@@ -140,6 +144,17 @@ async def _poll_claimed(source: LeasedSource, jitter: float | None) -> None:
             message = _("The poll was interrupted.")
             await asyncio.shield(services.finish(source, _failed(source, j), message))
         raise
+    except (RedisConnectionError, RedisTimeoutError) as error:
+        # Our outage (egress keeps its host budgets in Redis), not the source's: the column
+        # says so and the poll is retried on the back-off, uncounted. One line, no traceback.
+        log.warning("stream source %s: Redis is unreachable, the poll waits: %s", source.id, error)
+        with suppress(leases.LeaseLost):
+            message = _("Temporarily unavailable: Newsdesk cannot reach its Redis. Retrying.")
+            outcome = after_outage(
+                source.interval_ms, source.consecutive_failures,
+                polled_before=source.polled_before, jitter=j,
+            )  # fmt: skip
+            await services.finish(source, outcome, message)
     except Exception:
         log.exception("stream source %s: the poll failed unexpectedly", source.id)
         with suppress(leases.LeaseLost):

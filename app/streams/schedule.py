@@ -4,6 +4,8 @@ success        -> ready, next poll after the interval +/-20 %
 failure n      -> interval x 2^n +/-20 %, never more than 30 min; n >= 3: error
                   (still retried at the cap: never a silent permanent stop)
 429/Retry-After-> rate_limited until then (not a failure: the host is fine)
+our Redis down -> the next failure's back-off, stale (or pending), not counted: our outage,
+                  not the source's, never makes it `error`
 ledger empty   -> budget_paused until the window rolls over (or the cap is raised)
 key refused    -> error at once, retried at the 30 min cap
 """
@@ -42,13 +44,26 @@ def after_failure(
 ) -> Outcome:
     """`polled_before`: the source ever worked (its items are shown, so it is `stale`)."""
     failures = failures_before + 1
-    delay = min(interval_ms / 1000 * 2**failures, BACKOFF_CAP_S)
-    delay = min(_jittered(delay, jitter), BACKOFF_CAP_S)
     if failures >= ERROR_AFTER:
         state = SourceState.ERROR
     else:
         state = SourceState.STALE if polled_before else SourceState.PENDING
-    return Outcome(state, delay, failures)
+    return Outcome(state, _backoff(interval_ms, failures, jitter), failures)
+
+
+def after_outage(
+    interval_ms: int, failures: int, *, polled_before: bool, jitter: float = 0.0
+) -> Outcome:
+    """Our own Redis (egress budgets) was unreachable: the source did nothing wrong. Retried
+    after the back-off its next failure would get; the count stays, so it never turns `error`."""
+    state = SourceState.STALE if polled_before else SourceState.PENDING
+    return Outcome(state, _backoff(interval_ms, failures + 1, jitter), failures)
+
+
+def _backoff(interval_ms: int, failures: int, jitter: float) -> float:
+    """The interval doubled per failure, jittered, never more than the cap."""
+    delay = min(interval_ms / 1000 * 2**failures, BACKOFF_CAP_S)
+    return min(_jittered(delay, jitter), BACKOFF_CAP_S)
 
 
 def after_rate_limit(

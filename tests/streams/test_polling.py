@@ -420,6 +420,50 @@ async def test_a_poll_is_stored_when_redis_cannot_take_its_notices(
     assert any("notices were not sent" in r.getMessage() for r in caplog.records)
 
 
+async def test_a_poll_while_redis_is_down_waits_and_says_so_instead_of_failing(
+    people, site, tmp_path, caplog
+):
+    from redis.asyncio import Redis
+
+    from app.egress import Egress, use_egress
+    from tests.fixtures import make_test_settings
+    from tests.workers.processes import PrivateRedis
+
+    server = PrivateRedis(tmp_path)  # egress's host budgets live in this Redis
+    server.start()
+    budgets = Redis.from_url(server.url, socket_connect_timeout=1)
+    settings = make_test_settings(egress_allow=[site.allow()], egress_host_rate=1000.0)
+    use_egress(egress := Egress(settings, budgets))
+    try:
+        ws, _owner = await people.workspace()
+        column = await account_column(ws, feed(site, "/outage.rss", rss(2)))
+        [source] = await sources_of(column)
+        await polling.poll_source(ws, source, jitter=0)
+        assert (await source_row(source))["state"] == "ready"
+        server.stop()
+        await make_due(source)
+        with caplog.at_level(logging.WARNING, logger="app.streams.polling"):
+            await polling.poll_source(ws, source, jitter=0)
+        row = await source_row(source)
+        assert row["state"] == "stale"  # the last posts stay, the column says it is behind
+        assert row["consecutive_failures"] == 0  # our outage is not the source's failure
+        assert row["last_error"].startswith("Temporarily unavailable")
+        assert "unexpected" not in row["last_error"]
+        interval = row["interval_ms"] / 1000
+        assert 2 * interval - 5 < row["due_in"] <= 2 * interval  # the normal back-off
+        assert not [r for r in caplog.records if r.exc_info]  # one line, no traceback
+        server.start()  # back: the next poll works again
+        await make_due(source)
+        await polling.poll_source(ws, source, jitter=0)
+        row = await source_row(source)
+        assert (row["state"], row["last_error"]) == ("ready", "")
+    finally:
+        use_egress(None)
+        await egress.aclose()
+        await budgets.aclose()
+        server.stop()
+
+
 async def test_the_sweeper_deletes_expired_and_month_old_items(people, site, site_egress):
     ws, _owner = await people.workspace()
     url = feed(site, "/sweep.rss", rss(3))
