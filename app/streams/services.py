@@ -44,6 +44,7 @@ from app.streams.providers import (
 from app.streams.schedule import Outcome, window_end, window_start
 from app.streams.spec import form_of, parse_column
 from app.streams.types import (
+    BUDGETS_TOPIC,
     COLUMNS_TOPIC,
     PLATFORM_SETTINGS_TOPIC,
     ColumnForm,
@@ -1061,6 +1062,8 @@ async def reserve_ledger(
             """,
             workspace_id, provider, rule.bucket, start, wanted, rule.min_units,
         )  # fmt: skip
+        if granted is not None:
+            publish_after_commit(tx, BUDGETS_TOPIC)
     end = window_end(start, rule.window, rule.zone)
     if granted is None:
         return Grant(0, start, end, reason=_("The budget for this period is spent."))
@@ -1094,6 +1097,7 @@ async def _reserve_rolling(
                 """,
                 workspace_id, provider, rule.bucket, subject, now,
             )  # fmt: skip
+            publish_after_commit(tx, BUDGETS_TOPIC)
     if decision.allowed:
         return Grant(1, now, decision.frees_at)
     label = platforms.PLATFORMS[provider].label
@@ -1119,6 +1123,7 @@ async def settle_ledger(
             " WHERE workspace_id = $1 AND provider = $2 AND bucket = $3 AND window_start = $4",
             workspace_id, provider, rule.bucket, grant.window_start, refund,
         )  # fmt: skip
+        publish_after_commit(tx, BUDGETS_TOPIC)
 
 
 async def exhaust_ledger(workspace_id: int, provider: str, *, now: datetime | None = None) -> None:
@@ -1134,6 +1139,7 @@ async def exhaust_ledger(workspace_id: int, provider: str, *, now: datetime | No
             " WHERE workspace_id = $1 AND provider = $2 AND bucket = $3 AND window_start = $4",
             workspace_id, provider, rule.bucket, start,
         )  # fmt: skip
+        publish_after_commit(tx, BUDGETS_TOPIC)
 
 
 async def set_ledger_cap(workspace_id: int, provider: str, cap: int) -> None:

@@ -174,6 +174,9 @@ class ConnectionView:
 
 # The live topic of a workspace's platform settings: its keys and budget caps.
 PLATFORM_SETTINGS_TOPIC = "streams.platform_settings"
+# A provider budget's usage changed (a poll spent units, gave some back, or the platform said
+# the quota is spent): Settings → Platforms shows the usage live.
+BUDGETS_TOPIC = "streams.budgets"
 
 
 @dataclass(frozen=True)

@@ -214,7 +214,7 @@ class WallController(Controller):
             "types": list(ColumnType),
             "connections": await streams.connections(workspace_id),
             "platforms": editor.PLATFORMS,
-            "hints": editor.query_hints(typed.query),
+            "hints": editor.query_hints(typed.query, await editor.budgets_off(workspace_id)),
             "account_rows": [],
             "intervals": editor.INTERVAL_CHOICES,
             "effective_ms": editor.effective_interval(typed),
@@ -276,10 +276,10 @@ class WallController(Controller):
     @get("/editor/hints", guards=MANAGE)
     async def hints(self, request: Request) -> DatastarResponse:
         """Per-platform feasibility of the query as typed, and the effective interval."""
+        _viewer, workspace_id = member_of(request)
         query = request.query_params.get("query", "")
-        html = render_block(
-            EDITOR, "hints", request, hints=editor.query_hints(query), **TEMPLATE_HELPERS
-        )
+        hints = editor.query_hints(query, await editor.budgets_off(workspace_id))
+        html = render_block(EDITOR, "hints", request, hints=hints, **TEMPLATE_HELPERS)
         return DatastarResponse(SSE.patch_elements(html))
 
     @get("/editor/accounts", guards=MANAGE)

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from app.core.i18n import _
 from app.egress import EgressError
-from app.streams import resolver, services
+from app.streams import queries, resolver, services
 from app.streams.platforms import (
     PLATFORMS,
     adapt_query,
@@ -26,6 +26,7 @@ from app.streams.platforms import (
 from app.streams.providers import ProviderError, provider_for
 from app.streams.spec import MAX_ACCOUNTS
 from app.streams.types import ColumnType, ColumnView, SourceKind, Unsupported
+from app.wall.labels import PLATFORMS_SETTINGS
 
 # The intervals people pick from (minutes); the effective value is shown beside it.
 INTERVAL_CHOICES = (1, 2, 5, 10, 30, 60)
@@ -170,15 +171,22 @@ class Hint:
     label: str
     ok: bool
     note: str  # "full text", "#acampada only", the reason it cannot
+    fix: tuple[str, str] | None = None  # (what to do, where): a budget that is off
 
 
-def query_hints(query: str) -> list[Hint]:
-    """What each platform would make of `query` (Bluesky ✓ full text · Mastodon #tag only ...)."""
+def query_hints(query: str, budgets_off: frozenset[str] = frozenset()) -> list[Hint]:
+    """What each platform would make of `query` (Bluesky ✓ full text · Mastodon #tag only ...);
+    `budgets_off`: platforms whose budget cap is 0 here (X reads nothing until it is raised)."""
     hints = []
     for name, p in PLATFORMS.items():
-        adapted = adapt_query(name, query.strip() or "#news", ledger_enabled=True)
+        adapted = adapt_query(
+            name, query.strip() or "#news", ledger_enabled=name not in budgets_off
+        )
         if isinstance(adapted, Unsupported):
-            hints.append(Hint(name, p.label, False, adapted.reason))
+            fix = (_("Set a budget in Settings → Platforms"), f"{PLATFORMS_SETTINGS}#budgets")
+            hints.append(
+                Hint(name, p.label, False, adapted.reason, fix if name in budgets_off else None)
+            )
         elif provider_for(name) is None or SourceKind.SEARCH not in services.provider_kinds(name):
             hints.append(Hint(name, p.label, False, _("not available on this server yet")))
         elif name in ("mastodon", "instagram"):
@@ -190,6 +198,11 @@ def query_hints(query: str) -> list[Hint]:
         else:
             hints.append(Hint(name, p.label, True, _("full text")))
     return hints
+
+
+async def budgets_off(workspace_id: int) -> frozenset[str]:
+    """The platforms whose budget cap is 0 in this workspace (off until an admin raises it)."""
+    return frozenset(b.provider for b in await queries.budgets(workspace_id) if b.cap == 0)
 
 
 @dataclass(frozen=True)

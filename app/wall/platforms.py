@@ -27,6 +27,7 @@ from app.streams import queries, services
 from app.streams.platforms import PLATFORMS
 from app.streams.providers import provider_for
 from app.streams.types import (
+    BUDGETS_TOPIC,
     COLUMNS_TOPIC,
     PLATFORM_SETTINGS_TOPIC,
     ConnectionUse,
@@ -40,6 +41,7 @@ from app.web.pages import page
 from app.web.templating import render_block
 
 TEMPLATE = "wall/platforms.html"
+USAGE = "wall/_platform_usage.html"  # the budgets' usage alone (a poll spent some)
 URL = "/settings/platforms"
 MANAGE = [allows(Permission.SETTINGS_MANAGE)]
 MAX_ID = 2**63 - 1  # ids are bigint: a larger one in a path is simply not found
@@ -373,24 +375,27 @@ class PlatformsSettings(Controller):
 def platforms_stream(request: Request) -> DatastarResponse:
     """Connections follow their columns' states; keys and budgets follow the settings'
     notices only (and not when the stream opens: a page showing a refused form keeps
-    what was typed and its message)."""
+    what was typed and its message); a budget's usage follows what polls spend, patched
+    alone so the cap form beside it is left as it is."""
     viewer, workspace_id = member_of(request)
     can_manage = viewer.can(Permission.SETTINGS_MANAGE)
     opened = False
 
     async def render(changed: set[str]) -> list[str]:
         nonlocal opened
-        blocks = ["connections"]
+        regions = [(TEMPLATE, "connections")]
         if opened and PLATFORM_SETTINGS_TOPIC in changed:
-            blocks += ["keys", "budgets"]
+            regions += [(TEMPLATE, "keys"), (TEMPLATE, "budgets")]
+        elif opened and BUDGETS_TOPIC in changed:
+            regions.append((USAGE, "usage"))
         opened = True
         context = {**HELPERS, **await _state(workspace_id), "can_manage": can_manage}
         return [
-            render_block(TEMPLATE, block, request, viewer=viewer, typed={}, errors={}, **context)
-            for block in blocks
+            render_block(template, block, request, viewer=viewer, typed={}, errors={}, **context)
+            for template, block in regions
         ]
 
-    return follow(request, {COLUMNS_TOPIC, PLATFORM_SETTINGS_TOPIC}, render)
+    return follow(request, {COLUMNS_TOPIC, PLATFORM_SETTINGS_TOPIC, BUDGETS_TOPIC}, render)
 
 
 def _notice(request: Request) -> str:

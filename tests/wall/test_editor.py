@@ -4,6 +4,7 @@ live per-platform hints and account rows, the effective interval."""
 from __future__ import annotations
 
 from app.core import db
+from app.streams import services as streams_services
 from app.wall.editor import account_entry
 from tests.factories import post_form, sign_in
 from tests.wall.helpers import keyword_column
@@ -98,6 +99,18 @@ async def test_query_hints_say_what_each_platform_can_do(client, people, statuse
     assert "#climate only" in tag
 
 
+async def test_x_with_its_budget_off_says_so_and_links_where_it_is_raised(client, people, statuses):
+    person = await _editor(client, people)
+    off = (await client.get("/wall/editor/hints?query=climate", headers=DS)).text
+    assert "X ✗" in off
+    assert "an admin must set a budget first" in off
+    assert 'href="/settings/platforms#budgets">Set a budget in Settings → Platforms' in off
+    await streams_services.set_ledger_cap(person.workspace_id, "x", 5000)
+    on = (await client.get("/wall/editor/hints?query=climate", headers=DS)).text
+    assert "X ✓" in on
+    assert "#budgets" not in on
+
+
 async def test_account_rows_resolve_as_you_type(client, people, statuses):
     await _editor(client, people)
     rows = (
@@ -148,11 +161,12 @@ def test_pasted_accounts_name_their_platform_by_shape():
 async def test_an_x_account_without_the_workspace_key_is_unknown_not_an_error(
     client, people, statuses
 ):
-    await _editor(client, people)
+    person = await _editor(client, people)
     response = await client.get(
         "/wall/editor/accounts", params={"accounts": "x:@someone"}, headers=DS
     )
     assert response.status_code == 200
     assert response.text.count("<li") == 1
+    await streams_services.set_ledger_cap(person.workspace_id, "x", 5000)  # X is off at 0
     hints = (await client.get("/wall/editor/hints?query=climate%20change", headers=DS)).text
     assert "billed per post read" in hints

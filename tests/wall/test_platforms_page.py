@@ -14,6 +14,7 @@ from app.demo.mastodon import DEMO_TOKEN, MastodonDemo
 from app.demo.world import SERVICES, RunningWorld, serve_world
 from app.egress import use_egress
 from app.streams import queries, services
+from app.streams.platforms import PLATFORMS
 from app.streams.types import SourceState
 from tests.egress.conftest import MakeEgress, make_egress
 from tests.factories import post_form, sign_in
@@ -295,4 +296,12 @@ async def test_the_page_follows_connection_states_keys_and_caps_live(client, peo
     keys = await next_event(stream)
     assert "Configured" in keys
     assert YOUTUBE_KEY not in keys
+    # A poll spends the budget: its usage line is patched alone (a cap being typed stays).
+    rule = PLATFORMS["youtube"].ledger
+    assert rule is not None
+    await services.reserve_ledger(ws, "youtube", rule)
+    spent = await next_event(stream)
+    assert 'id="budget-usage-youtube"' in spent
+    assert "1 of 150 used" in spent
+    assert 'id="budget-list"' not in spent
     await stream.aclose()
