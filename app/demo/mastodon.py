@@ -275,6 +275,7 @@ class MastodonDemo(DemoServer):
                     "created_at": _iso(post.created_at),
                     "account": self.account(post.reposted_by),
                     "content": "",
+                    "language": None,  # a boost says nothing itself: its status does
                     "reblog": self.status(original),
                 }
         return self._status_fields(post)

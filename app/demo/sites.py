@@ -291,6 +291,7 @@ def _rss(name: str, entries: list[WireArticle], origin: str) -> str:
 <pubDate>{_http_date(w.published)}</pubDate>
 <dc:creator>{html.escape(w.author)}</dc:creator>
 <category>{w.article.topic}</category>
+<dc:language>{w.article.lang}</dc:language>
 <description>{html.escape(w.article.summary)}</description>
 <enclosure url="{origin}/media/{w.article.image}" type="image/png" length="0"/>
 </item>
@@ -305,6 +306,7 @@ def _rss(name: str, entries: list[WireArticle], origin: str) -> str:
 <link>{origin}/</link>
 <description>The latest from {SITE_NAME} ({name})</description>
 <lastBuildDate>{updated}</lastBuildDate>
+{f"<language>{name}</language>" if name in SENTENCES else ""}
 {items}</channel>
 </rss>
 """

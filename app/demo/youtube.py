@@ -8,7 +8,7 @@ Serves the origins the YouTube provider talks to and its thumbnails' (EGRESS_DIV
                          /@handle                               a channel page (canonical link)
     www.googleapis.com   /youtube/v3/search    search.list (q, type=video, order=date,
                                                publishedAfter, maxResults)
-                         /youtube/v3/videos    videos.list part=statistics
+                         /youtube/v3/videos    videos.list part=snippet,statistics
                          /youtube/v3/channels  channels.list forHandle / id
     i.ytimg.com          /vi/ID/NAME.jpg       a thumbnail (a drawn PNG: the media proxy
                                                goes by the bytes, not the name)
@@ -228,22 +228,33 @@ class YouTubeDemo(DemoServer):
         if refused is not None:
             return refused
         wanted = set(request.arg("id").split(","))
-        items = [
-            {
-                "kind": "youtube#video",
-                "id": video_id(p),
-                "statistics": {
-                    "viewCount": str(p.metrics.get("views", 0)),
-                    "likeCount": str(p.metrics.get("likes", 0)),
-                    "favoriteCount": "0",
-                    "commentCount": str(p.metrics.get("replies", 0)),
-                },
-            }
-            for p in self._videos()
-            if video_id(p) in wanted
-        ]
+        parts = set(request.arg("part").split(","))
+        items = [self._video(p, parts) for p in self._videos() if video_id(p) in wanted]
         return DemoResponse(json={"kind": "youtube#videoListResponse", "items": items,
                                   "pageInfo": {"totalResults": len(items)}})  # fmt: skip
+
+    def _video(self, post: DemoPost, parts: set[str]) -> dict[str, object]:
+        """A videos.list resource with the parts asked for (`fields` is not applied)."""
+        video: dict[str, object] = {"kind": "youtube#video", "id": video_id(post)}
+        if "snippet" in parts:
+            video["snippet"] = {
+                "publishedAt": _rfc3339(post.created_at),
+                "channelId": channel_id(post.author),
+                "title": post.title or post.text[:90],
+                "description": _description(post),
+                "channelTitle": post.author.display_name,
+                # Uploaders set these in YouTube Studio; many leave the text's language unset.
+                **({"defaultLanguage": post.lang} if post.id % 3 else {}),
+                "defaultAudioLanguage": post.lang,
+            }
+        if "statistics" in parts:
+            video["statistics"] = {
+                "viewCount": str(post.metrics.get("views", 0)),
+                "likeCount": str(post.metrics.get("likes", 0)),
+                "favoriteCount": "0",
+                "commentCount": str(post.metrics.get("replies", 0)),
+            }
+        return video
 
     def channels(self, request: DemoRequest) -> DemoResponse:
         refused = self._refused(request)

@@ -106,6 +106,7 @@ def item_json(i: ItemView) -> dict[str, Any]:
         "fetched_at": _iso(i.fetched_at),
         "content": i.content,  # the rich-text AST (app.safe_content): the only render source
         "plain_text": i.plain_text,
+        "lang": i.lang or None,  # the content's language (BCP 47) as the platform tagged it
         "media": [
             {
                 "kind": m.get("kind"),

@@ -201,7 +201,7 @@ async def saved_search_queries(workspace_id: int) -> set[str]:
 ITEM_FIELDS = """
 i.id, i.dedup_key, i.remote_id, i.provider, s.connection_id, i.source_id, i.author_handle,
 i.author_ref, i.url, i.created_at_remote, i.fetched_at, i.content, i.plain_text, i.media, i.metrics,
-i.reposted_by
+i.reposted_by, i.lang
 """
 
 
@@ -213,7 +213,7 @@ def _item(row: asyncpg.Record) -> ItemView:
         created_at=row["created_at_remote"], fetched_at=row["fetched_at"],
         content=json.loads(row["content"]), plain_text=row["plain_text"],
         media=json.loads(row["media"]), metrics=json.loads(row["metrics"]),
-        reposted_by=row["reposted_by"],
+        reposted_by=row["reposted_by"], lang=row["lang"],
     )  # fmt: skip
 
 

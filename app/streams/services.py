@@ -39,6 +39,7 @@ from app.streams.providers import (
     Page,
     ProviderError,
     dedup_key,
+    language_tag,
     provider_for,
 )
 from app.streams.schedule import Outcome, window_end, window_start
@@ -1177,8 +1178,9 @@ async def set_ledger_cap(workspace_id: int, provider: str, cap: int) -> None:
 
 
 async def store_page(source: LeasedSource, page: Page, outcome: Outcome) -> dict[int, int]:
-    """Upsert the page's items (a second sighting refreshes metrics and fetched time only), link
-    them to every live column of the source, mark the source; {column id: new items}."""
+    """Upsert the page's items (a second sighting refreshes metrics and fetched time, and fills
+    in an unknown language), link them to every live column of the source, mark the source;
+    {column id: new items}."""
     now = datetime.now(UTC)
     ws = source.workspace_id
     rows: dict[str, tuple[Any, ...]] = {}
@@ -1189,14 +1191,14 @@ async def store_page(source: LeasedSource, page: Page, outcome: Outcome) -> dict
             item.created_at, to_json(item.content).decode(), item.plain_text[:20_000],
             json.dumps([_media_json(m) for m in item.media]),
             json.dumps({k: v for k, v in item.metrics.items() if _finite(v)}), item.expires_at,
-            item.reposted_by[:300],
+            item.reposted_by[:300], language_tag(item.lang),
         )  # fmt: skip
     cursor = page.cursor or source.cursor
     if not rows and outcome.state == source.state:
         # A steady poll with nothing new (a 304, say): the mark alone, nobody to tell.
         await _mark(source, outcome, error="", cursor=cursor, polled=True)
         return {}
-    columns: list[Any] = list(zip(*rows.values(), strict=True)) if rows else [[]] * 12
+    columns: list[Any] = list(zip(*rows.values(), strict=True)) if rows else [[]] * 13
     # One statement, so one implicit transaction and one round trip: mark the source (only
     # under our lease), then upsert and link. System work: every clause names the workspace.
     [row] = await db.fetch_stateless(
@@ -1264,25 +1266,28 @@ WHERE workspace_id = $1 AND id = $2 AND lease_until = $9
 RETURNING id
 """
 
-# A poll that brought items: `_MARK` ($1..$9), then the items ($10..$21 as arrays) upserted
-# and linked to every live column of the source, only if the mark was done.
+# A poll that brought items: `_MARK` ($1..$9), then the items ($10..$22 as arrays) upserted
+# and linked to every live column of the source, only if the mark was done. A second
+# sighting refreshes metrics and fetched time, and fills in a language still unknown
+# (an item first seen through a feed that did not say, later through the API that does).
 _STORE = f"""
 WITH marked AS ({_MARK}), incoming AS (
   SELECT * FROM unnest($10::text[], $11::text[], $12::text[], $13::text[], $14::text[],
     $15::timestamptz[], $16::text[], $17::text[], $18::text[], $19::text[],
-    $20::timestamptz[], $21::text[])
+    $20::timestamptz[], $21::text[], $22::text[])
     AS t(dedup_key, remote_id, author_handle, author_ref, url, created_at_remote,
-         content, plain_text, media, metrics, expires_at, reposted_by)
+         content, plain_text, media, metrics, expires_at, reposted_by, lang)
 ), upserted AS (
   INSERT INTO feed_items (workspace_id, dedup_key, provider, remote_id, author_handle,
     author_ref, url, created_at_remote, fetched_at, content, plain_text, media,
-    metrics, source_id, expires_at, reposted_by)
-  SELECT $1, dedup_key, $22, remote_id, author_handle, author_ref, url,
-    created_at_remote, $23, content::jsonb, plain_text, media::jsonb, metrics::jsonb,
-    $2, expires_at, reposted_by
+    metrics, source_id, expires_at, reposted_by, lang)
+  SELECT $1, dedup_key, $23, remote_id, author_handle, author_ref, url,
+    created_at_remote, $24, content::jsonb, plain_text, media::jsonb, metrics::jsonb,
+    $2, expires_at, reposted_by, lang
   FROM incoming WHERE EXISTS (SELECT FROM marked)
   ON CONFLICT (workspace_id, dedup_key) DO UPDATE
-    SET metrics = EXCLUDED.metrics, fetched_at = EXCLUDED.fetched_at
+    SET metrics = EXCLUDED.metrics, fetched_at = EXCLUDED.fetched_at,
+      lang = CASE WHEN feed_items.lang = '' THEN EXCLUDED.lang ELSE feed_items.lang END
   RETURNING id, created_at_remote, dedup_key
 ), linked AS (
   INSERT INTO feed_item_columns (workspace_id, column_id, item_id, created_at_remote,

@@ -100,6 +100,9 @@ class FeedItem(Table, tablename="feed_items"):
     source_id = BigInt(null=True, default=None)  # the source that first saw it
     expires_at = Timestamptz(null=True, default=None)
     reposted_by = Text(default="")  # who boosted/reposted it, when it came as a repost
+    lang = Text(
+        default=""
+    )  # the content's language as the platform tagged it ("de", "pt-BR"); "" unknown
 
 
 class FeedItemColumn(Table, tablename="feed_item_columns"):

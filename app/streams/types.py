@@ -153,6 +153,7 @@ class ItemView:
     media: list[dict[str, Any]]
     metrics: dict[str, float]
     reposted_by: str = ""
+    lang: str = ""  # the content's language (BCP 47), "" when the platform did not say
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ class FeedEntry:
     body_html: str  # the fullest text the feed carries: content, else summary/description
     summary_only: bool  # an Atom entry with only <summary>: never the whole article
     lead_image: str  # absolute http(s) URL or ""
+    language: str = ""  # the entry's own tag as the feed wrote it (xml:lang, dc:language), or ""
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,18 @@ def _entry(raw: Any, feed_url: str, atom: bool, *, loose: bool = False) -> FeedE
         body_html=content_html or summary_html,
         summary_only=atom and not content_html,
         lead_image=_image(raw, link),
+        language=_entry_language(raw),
     )
+
+
+def _entry_language(raw: Any) -> str:
+    """The language an entry's text is marked with: Atom's xml:lang on its content or summary
+    (inherited from the entry or feed), an RSS item's dc:language; "" when unmarked."""
+    details = [*raw.get("content", []), raw.get("summary_detail") or {}]
+    for found in [*(d.get("language") for d in details), raw.get("language")]:
+        if isinstance(found, str) and found.strip():
+            return found.strip()[:100]
+    return ""
 
 
 def _byline(raw: Any, *, loose: bool) -> str:
@@ -182,7 +194,7 @@ def feed_article(
         title=entry.title,
         byline=entry.byline,
         site_name=feed.title,
-        language=feed.language,
+        language=_language(entry.language) or feed.language,
         published_at=entry.published_at,
         topic_id=topic_id,
         lead_image=entry.lead_image,

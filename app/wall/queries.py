@@ -49,15 +49,26 @@ async def saved_post(workspace_id: int, job_id: int) -> ItemView | None:
     return await streams.item(workspace_id, item_id) if item_id is not None else None
 
 
+# The indexed expression (m0017): the post's text as its language's stemmer reads it.
+_VECTOR = "to_tsvector(newsdesk_search_config(i.lang), i.plain_text)"
+
+
 async def search(workspace_id: int, q: str, cursor: str | None) -> ItemPage:
-    """Stored items whose plain text matches `q` (web-search syntax), newest first."""
+    """Stored items whose plain text matches `q` (web-search syntax), newest first.
+
+    Each post is read in its own language, whatever the reader's (m0017): the index finds
+    candidates with the query as any language reads it, and each candidate is matched with
+    the query as its own language reads it, so "Überschwemmungen" finds a German post that
+    says "Überschwemmung" and an unknown language is matched word for word, unaccented.
+    """
     at, key = streams.decode_cursor(cursor) if cursor else (None, None)
     rows = await db.fetch(
         f"""
         SELECT {streams.ITEM_FIELDS}
         FROM feed_items i LEFT JOIN stream_sources s ON s.id = i.source_id
         WHERE i.workspace_id = $1
-          AND to_tsvector('simple', i.plain_text) @@ websearch_to_tsquery('simple', $2)
+          AND {_VECTOR} @@ newsdesk_search_any($2)
+          AND {_VECTOR} @@ websearch_to_tsquery(newsdesk_search_config(i.lang), $2)
           AND ($3::timestamptz IS NULL OR (i.created_at_remote, i.dedup_key) < ($3, $4))
         ORDER BY i.created_at_remote DESC, i.dedup_key DESC LIMIT $5
         """,

@@ -91,6 +91,12 @@ async def test_atom_topic_and_language_feeds(reach: Egress) -> None:
     german_entries = parse_feed(german.content, url=german.url).entries
     assert german_entries
     assert all("-de-" in e.link for e in german_entries)
+    assert parse_feed(german.content, url=german.url).language == "de"
+    # a feed of several languages marks each item with its own
+    news = await reach.fetch(f"{ARTICLE_ORIGIN}/feeds/news.rss")
+    marked = parse_feed(news.content, url=news.url).entries
+    assert all(e.language and f"-{e.language}-" in e.link for e in marked)
+    assert len({e.language for e in marked}) > 1
 
 
 async def test_walls_and_missing_pages_are_what_the_real_web_serves(reach: Egress) -> None:

@@ -59,6 +59,8 @@ async def test_search_finds_climate_videos_newest_first_with_metrics(demo):
         assert item.plain_text.startswith(post.title)
     assert all(set(i.metrics) == {"views", "likes", "replies"} for i in page.items)
     assert all(i.expires_at is not None for i in page.items)
+    # videos.list names the language: the text's where the uploader set it, else the speech's
+    assert [i.lang for i in page.items] == [posts[i.remote_id].lang for i in page.items]
     [search] = [h for h in demo.hits if h.path == "/youtube/v3/search"]
     assert search.origin == "https://www.googleapis.com"  # reached through the divert
 

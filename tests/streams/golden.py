@@ -32,6 +32,7 @@ def item_fields(item: RemoteItem) -> dict[str, Any]:
         "media": [{"kind": m.kind, "url": m.url, "alt": m.alt} for m in item.media],
         "metrics": item.metrics,
         "expires_at": item.expires_at.isoformat() if item.expires_at else None,
+        "lang": item.lang,
         "plain_text": item.plain_text,
         "content": json.loads(to_json(item.content)),
     }

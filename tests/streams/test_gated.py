@@ -53,6 +53,8 @@ class FakeX:
                     "text": f"post {self.next_id} {HOSTILE} https://t.co/abc",
                     "created_at": (NOW - timedelta(seconds=self.next_id)).isoformat(),
                     "author_id": "42",
+                    # X's own detection; "qme" is its code for a post of only media
+                    "lang": ("en", "de", "qme")[self.next_id % 3],
                     "public_metrics": {"reply_count": 1, "retweet_count": 2, "like_count": 3,
                                        "quote_count": 0, "impression_count": 99},
                     "entities": {"urls": [{"url": "https://t.co/abc",
@@ -113,6 +115,8 @@ async def test_x_polls_stop_exactly_at_the_spend_cap(people, fake_x):
     item = await db.fetchrow("SELECT * FROM feed_items WHERE workspace_id = $1 LIMIT 1", ws)
     assert item["url"].startswith("https://x.com/desk/status/")
     assert "https://courier.example/a" in item["plain_text"]  # t.co expanded
+    langs = await db.fetch("SELECT DISTINCT lang FROM feed_items WHERE workspace_id = $1", ws)
+    assert {r["lang"] for r in langs} == {"en", "de", ""}  # as X detected it; "qme" is none
 
 
 async def test_x_posts_end_inert(fake_x):
@@ -123,6 +127,17 @@ async def test_x_posts_end_inert(fake_x):
     )
     assert page.units == 10
     assert_inert(list(page.items))
+
+
+async def test_x_posts_keep_the_language_x_detected(fake_x):
+    from app.streams.providers import Credential, FetchRequest
+
+    page = await providers.provider_for("x").search(  # type: ignore[union-attr]
+        Credential("bearer"), FetchRequest(query="climate", limit=12)
+    )
+    by_id = {int(i.remote_id): i.lang for i in page.items}
+    assert by_id == {n: ("en", "de", "")[n % 3] for n in by_id}
+    assert set(by_id.values()) == {"en", "de", ""}
 
 
 async def test_an_x_column_over_the_budget_is_refused_with_the_estimate(people, fake_x):

@@ -167,6 +167,13 @@ def test_a_reblog_is_the_original_status_with_its_booster_kept():
     assert boost.metrics == {"replies": 3.0, "reposts": 12.0, "likes": 40.0, "quotes": 1.0}
 
 
+def test_a_status_keeps_the_language_mastodon_names():
+    raw = json.loads((GOLDEN / "mastodon_statuses.json").read_text())
+    boost, hostile = _statuses(raw, "mastodon.social")[0]
+    assert boost.lang == "de"  # the boosted status's own, not the boost's (null)
+    assert hostile.lang == ""  # an attribute smuggled into the field is no language
+
+
 def test_hostile_status_html_ends_inert():
     raw = json.loads((GOLDEN / "mastodon_statuses.json").read_text())
     hostile = _statuses(raw, "mastodon.social")[0][1]
@@ -210,6 +217,23 @@ async def test_a_keyword_column_over_two_instances_stores_each_status_once(peopl
     for row in rows:
         inert(str(render_html(from_json(row["content"]), media_url=lambda url: "/media/x")))
         assert row["url"].startswith("https://")
+
+
+async def test_statuses_are_stored_in_the_language_mastodon_names(people, demo):
+    ws, _owner = await people.workspace()
+    column = await services.create_column(ws, keyword(["chaos.social"]), actor_user_id=None)
+    [source] = await sources_of(column)
+    assert await polling.poll_source(ws, source, jitter=0)
+    server = demo.servers["chaos.social"]
+    written = {
+        server.status(p)["uri"]: p.lang for p in demo.world.posts("mastodon") if not p.repost_of
+    }
+    rows = await db.fetch("SELECT remote_id, lang FROM feed_items WHERE workspace_id = $1", ws)
+    assert rows
+    assert {r["remote_id"]: r["lang"] for r in rows} == {
+        r["remote_id"]: written[r["remote_id"]] for r in rows
+    }
+    assert len({r["lang"] for r in rows}) > 1  # #climate is talked about in several languages
 
 
 async def test_polling_goes_on_from_min_id_and_follows_the_link_header(people, demo):

@@ -20,17 +20,28 @@ from tests.streams.statuses import status, statuses_reply
 RSS = "application/rss+xml; charset=utf-8"
 
 
-def rss(count: int, *, start: int = 0, title: str = "Harbour Watch") -> bytes:
+def rss(
+    count: int,
+    *,
+    start: int = 0,
+    title: str = "Harbour Watch",
+    language: str = "",
+    entry_languages: dict[int, str] | None = None,
+) -> bytes:
+    marks = entry_languages or {}
     entries = "".join(
         f"""<item><title>Entry {n}</title><link>https://harbour.example/posts/{n}</link>
         <guid>https://harbour.example/posts/{n}</guid>
+        {f"<dc:language>{marks[n]}</dc:language>" if n in marks else ""}
         <pubDate>{(datetime(2026, 11, 30, 12, tzinfo=UTC) - timedelta(minutes=n)).strftime("%a, %d %b %Y %H:%M:%S +0000")}</pubDate>
         <description>&lt;p&gt;Body {n} &lt;script&gt;alert(1)&lt;/script&gt;&lt;a href="javascript:x"&gt;bad&lt;/a&gt;&lt;/p&gt;</description>
         </item>"""
         for n in range(start, start + count)
     )
-    return f"""<?xml version="1.0"?><rss version="2.0"><channel><title>{title}</title>
-    <link>https://harbour.example/</link>{entries}</channel></rss>""".encode()
+    channel_language = f"<language>{language}</language>" if language else ""
+    return f"""<?xml version="1.0"?><rss version="2.0" xmlns:dc="http://purl.org/dc/elements/1.1/">
+    <channel><title>{title}</title>
+    <link>https://harbour.example/</link>{channel_language}{entries}</channel></rss>""".encode()
 
 
 def feed(site, path: str, body: bytes | Reply) -> str:  # type: ignore[no-untyped-def]
@@ -79,6 +90,40 @@ async def test_an_rss_account_column_polls_and_stores_safe_items(people, site, s
     assert "javascript" not in item["content"]
     assert item["plain_text"].startswith("Entry 0")
     assert len(item["dedup_key"]) == 64
+
+
+async def stored_languages(ws: int) -> dict[str, str]:
+    rows = await db.fetch("SELECT remote_id, lang FROM feed_items WHERE workspace_id = $1", ws)
+    return {r["remote_id"].rsplit("/", 1)[1]: r["lang"] for r in rows}
+
+
+async def test_feed_items_keep_the_language_their_feed_marks(people, site, site_egress):
+    ws, _owner = await people.workspace()
+    # The channel says German; one item marks itself English (dc:language), one badly.
+    body = rss(3, language="de-DE", entry_languages={1: "en", 2: "de&lt;b&gt;"})
+    column = await account_column(ws, feed(site, "/marked.rss", body))
+    [source] = await sources_of(column)
+    assert await polling.poll_source(ws, source, jitter=0)
+    assert await stored_languages(ws) == {"0": "de", "1": "en", "2": "de"}
+
+
+async def test_a_second_sighting_fills_in_an_unknown_language_only(people, site, site_egress):
+    ws, _owner = await people.workspace()
+    url = feed(site, "/later.rss", rss(2))
+    column = await account_column(ws, url)
+    [source] = await sources_of(column)
+    await polling.poll_source(ws, source, jitter=0)
+    assert await stored_languages(ws) == {"0": "", "1": ""}
+
+    feed(site, "/later.rss", rss(2, entry_languages={0: "nl"}))
+    await make_due(source)
+    await polling.poll_source(ws, source, jitter=0)
+    assert await stored_languages(ws) == {"0": "nl", "1": ""}
+
+    feed(site, "/later.rss", rss(2, language="fr"))
+    await make_due(source)
+    await polling.poll_source(ws, source, jitter=0)
+    assert await stored_languages(ws) == {"0": "nl", "1": "fr"}  # a known language stays
 
 
 async def test_two_columns_sharing_a_feed_cost_one_poll(people, site, site_egress):

@@ -38,6 +38,7 @@ def _google_error(status: int, reason: str) -> Reply:
 class FakeYouTube:
     def __init__(self) -> None:
         self.searches: list[dict[str, str]] = []
+        self.videos_asked: list[dict[str, str]] = []
         self.search_reply: Reply | None = None  # None: the golden search page
 
     def feed(self, seen: Seen) -> Reply:
@@ -59,6 +60,7 @@ class FakeYouTube:
         )
 
     def videos(self, seen: Seen) -> Reply:
+        self.videos_asked.append(_query(seen))
         return Reply(200, [("Content-Type", "application/json")], fixture("youtube_videos.json"))
 
     def channels(self, seen: Seen) -> Reply:
@@ -109,8 +111,8 @@ async def test_a_keyword_search_stores_data_api_items_that_expire_after_30_days(
     assert asked["q"] == "climate"
     assert "publishedAfter" not in asked  # the first poll takes the newest there are
     items = await db.fetch(
-        "SELECT remote_id, fetched_at, expires_at, metrics FROM feed_items WHERE workspace_id = $1"
-        " ORDER BY created_at_remote DESC",
+        "SELECT remote_id, fetched_at, expires_at, metrics, lang FROM feed_items"
+        " WHERE workspace_id = $1 ORDER BY created_at_remote DESC",
         ws,
     )
     assert [i["remote_id"] for i in items] == ["Qm9udXM1aWQ", "aG9zdGlsZTI"]
@@ -118,6 +120,11 @@ async def test_a_keyword_search_stores_data_api_items_that_expire_after_30_days(
         assert item["expires_at"] - item["fetched_at"] < timedelta(days=30, seconds=5)
         assert item["expires_at"] - item["fetched_at"] > timedelta(days=29, hours=23)
     assert json.loads(items[0]["metrics"]) == {"views": 18034.0, "likes": 912.0, "replies": 77.0}
+    # videos.list names each video's language (search.list does not); a hostile tag is none
+    assert [i["lang"] for i in items] == ["en", ""]
+    [details] = youtube.videos_asked
+    assert details["part"] == "snippet,statistics"
+    assert "defaultLanguage" in details["fields"]
 
     # The next poll asks only for what was published since the last one, minus the slack.
     await make_due(source)

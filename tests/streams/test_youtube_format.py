@@ -12,8 +12,8 @@ from app.streams.providers.youtube import (
     next_quota_reset,
     parse_channel_feed,
     search_result_item,
-    statistics,
     uploads_without_shorts,
+    video_details,
 )
 from tests.streams.golden import assert_golden, assert_inert, fixture
 
@@ -23,8 +23,8 @@ FETCHED = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 def _search_items():
     search = json.loads(fixture("youtube_search.json"))
     videos = json.loads(fixture("youtube_videos.json"))
-    metrics = {v["id"]: statistics(v["statistics"]) for v in videos["items"]}
-    found = [search_result_item(r, FETCHED, metrics.get(r["id"].get("videoId", ""), {}))
+    details = {v["id"]: video_details(v) for v in videos["items"]}
+    found = [search_result_item(r, FETCHED, details.get(r["id"].get("videoId", "")))
              for r in search["items"]]  # fmt: skip
     return [i for i in found if i is not None]
 
@@ -50,6 +50,15 @@ def test_search_results_with_metrics_become_items_as_the_golden_file_says():
     assert first.plain_text.startswith("Climate talks: what's next & who pays?")
     assert first.author_handle == "Planet & People"
     assert first.expires_at == FETCHED + timedelta(days=30)  # YouTube's 30-day rule
+
+
+def test_a_search_result_keeps_the_language_videos_list_names():
+    first, hostile = _search_items()
+    # the language of the title and description the wall shows, not the spoken one
+    assert first.lang == "en"
+    assert hostile.lang == ""  # markup in a language field is no language
+    items, _dropped = parse_channel_feed(fixture("youtube_channel.xml"))
+    assert {i.lang for i in items} == {""}  # a channel feed names no language
 
 
 def test_every_item_ends_with_the_attribution_line_linking_the_video():

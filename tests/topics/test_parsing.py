@@ -81,6 +81,15 @@ def test_an_atom_feed_with_summaries_only_needs_the_full_text():
     assert feed.entries[1].title == "Größere Fähren für den Übergang nach Königswinter"
 
 
+def test_an_entry_keeps_the_language_it_is_marked_with():
+    atom = parse_feed(fixture("feeds", "summaries.atom"), url=f"{BASE}/feeds/summaries.atom")
+    # xml:lang on the German entry; the others inherit the feed's
+    assert [e.language for e in atom.entries] == ["en", "de", "en"]
+    rss = parse_feed(fixture("feeds", "full.rss"), url=f"{BASE}/feeds/full.rss")
+    assert {e.language for e in rss.entries} == {""}  # RSS marks the channel (<language>) only
+    assert rss.language == "en"
+
+
 def _entry(body: str, *, summary_only: bool = False) -> FeedEntry:
     return FeedEntry(f"{BASE}/a", "", "t", "", None, body, summary_only, "")
 

@@ -39,6 +39,7 @@ async def add_item(
     metrics: dict[str, int] | None = None,
     reposted_by: str = "",
     author: str = "alice@social.example",
+    lang: str = "",
 ) -> int:
     doc = from_html(html or f"<p>Post {n} about the floods</p>")
     at = BASE + timedelta(minutes=n if minutes is None else minutes)
@@ -47,14 +48,15 @@ async def add_item(
         item_id = await tx.fetchval(
             """
             INSERT INTO feed_items (workspace_id, dedup_key, provider, remote_id, author_handle,
-              url, created_at_remote, content, plain_text, media, metrics, reposted_by)
-            VALUES ($1, $2, 'mastodon', $3, $4, $5, $6, $7::jsonb, $8, $9::jsonb, $10::jsonb, $11)
+              url, created_at_remote, content, plain_text, media, metrics, reposted_by, lang)
+            VALUES ($1, $2, 'mastodon', $3, $4, $5, $6, $7::jsonb, $8, $9::jsonb, $10::jsonb, $11,
+              $12)
             RETURNING id
             """,
             ws, key, str(n), author,
             f"https://social.example/@alice/{n}" if url is None else url, at,
             to_json(doc).decode(), to_text(doc), json.dumps(media or []),
-            json.dumps(metrics or {"likes": 3, "reposts": 1}), reposted_by,
+            json.dumps(metrics or {"likes": 3, "reposts": 1}), reposted_by, lang,
         )  # fmt: skip
         await tx.execute(
             "INSERT INTO feed_item_columns (workspace_id, column_id, item_id, created_at_remote,"

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -118,6 +119,7 @@ class RemoteItem:
     metrics: dict[str, float] = field(default_factory=dict)  # finite numbers only
     expires_at: datetime | None = None  # e.g. YouTube Data API items: fetched + 30 days
     reposted_by: str = ""  # the handle that boosted/reposted it (the item is the original)
+    lang: str = ""  # the content's language as the platform tagged it (`language_tag`); "" unknown
 
 
 @dataclass(frozen=True)
@@ -236,6 +238,37 @@ def canonical_id(remote_id: str, host: str = "") -> str:
     if not host:
         return remote_id.lower()
     return f"{canonical_host(host) or host.lower()}/{remote_id}".lower()
+
+
+# A BCP 47 tag as platforms send them: a 2-3 letter language, then subtags ("pt-BR",
+# "zh-Hant-TW"). Anything else is not trusted as a language (it ends up in an attribute).
+_LANGUAGE_TAG = re.compile(r"[a-z]{2,3}(?:-[a-z0-9]{1,8})*")
+MAX_LANGUAGE_TAG = 35
+# Tags that name no language: undetermined, several, none, and the private-use range X
+# uses for posts of only media, hashtags or links ("qme", "qht", "qam"...).
+_NOT_A_LANGUAGE = re.compile(r"und|mul|zxx|mis|q[a-t][a-z]")
+
+
+def language_tag(value: object) -> str:
+    """A content language tag as a platform sent it, in BCP 47's casing ("de", "pt-BR",
+    "zh-Hant"), or "" when it is missing, malformed or names no language."""
+    if not isinstance(value, str):
+        return ""
+    tag = value.strip().replace("_", "-").lower()
+    if len(tag) > MAX_LANGUAGE_TAG or not _LANGUAGE_TAG.fullmatch(tag):
+        return ""
+    language, *subtags = tag.split("-")
+    if _NOT_A_LANGUAGE.fullmatch(language):
+        return ""
+    return "-".join([language, *(_subtag_case(s) for s in subtags)])
+
+
+def _subtag_case(subtag: str) -> str:
+    if len(subtag) == 4 and subtag.isalpha():
+        return subtag.title()  # a script: Hant, Latn
+    if len(subtag) == 2:
+        return subtag.upper()  # a region: BR, AT
+    return subtag
 
 
 def dedup_key(workspace_id: int, provider: str, canonical_id: str) -> str:

@@ -67,6 +67,7 @@ from app.streams.providers import (
     ProviderRefused,
     RemoteItem,
     canonical_id,
+    language_tag,
 )
 from app.streams.types import SourceKind
 
@@ -737,7 +738,14 @@ def _item(entry: _Entry) -> RemoteItem | None:
         media=tuple(media[:MAX_MEDIA]),
         metrics=_metrics(post),
         reposted_by=_handle(entry.reposted_by) if entry.reposted_by else "",
+        lang=_language(post.get("record")),
     )
+
+
+def _language(record: object) -> str:
+    """The post's language: the first of the record's `langs` (the author's client sets them)."""
+    langs = _dict(record).get("langs")
+    return language_tag(langs[0]) if isinstance(langs, list) and langs else ""
 
 
 def items_of(entries: Iterable[dict[str, Any]], key: str) -> list[RemoteItem]:

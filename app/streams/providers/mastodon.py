@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
@@ -46,6 +47,7 @@ from app.streams.providers import (
     ProviderError,
     RemoteItem,
     canonical_id,
+    language_tag,
 )
 from app.streams.types import SourceKind
 
@@ -351,6 +353,7 @@ def _status_item(raw: dict[str, Any], host: str, reposted_by: str) -> RemoteItem
         ),
         metrics=_metrics(raw),
         reposted_by=reposted_by,
+        lang=language_tag(raw.get("language")),  # ISO 639-1 as the author's app set it, or null
     )
 
 
@@ -445,14 +448,10 @@ def _from_rss(item: RemoteItem) -> RemoteItem:
     user, status_id = found.groups()
     uri = f"https://{parts.netloc}/users/{user}/statuses/{status_id}"
     handle = f"{user.lower()}@{canonical_host(parts.netloc) or parts.netloc}"
-    return RemoteItem(
+    return replace(
+        item,
         remote_id=uri,
         canonical_id=canonical_id(f"users/{user}/statuses/{status_id}", parts.netloc),
         author_handle=f"@{handle}",
         author_ref=f"mastodon:{handle}",
-        created_at=item.created_at,
-        content=item.content,
-        plain_text=item.plain_text,
-        url=item.url,
-        media=item.media,
     )

@@ -28,6 +28,7 @@ from app.streams.providers import (
     ProviderError,
     RemoteItem,
     canonical_id,
+    language_tag,
 )
 from app.streams.types import SourceKind
 from app.topics.feeds import FeedEntry, NotAFeed, ParsedFeed, entry_document, parse_feed
@@ -71,7 +72,7 @@ class RssProvider(BaseProvider):
             return Page(cursor=request.cursor)  # 304: nothing new
         host = urlsplit(final_url).netloc
         author = feed.title or host
-        items = tuple(_item(entry, host, author, final_url) for entry in feed.entries)
+        items = tuple(_item(entry, host, author, final_url, feed) for entry in feed.entries)
         return Page(items=items[: request.limit], cursor=validators, dropped=feed.without_link)
 
 
@@ -111,7 +112,7 @@ def _validators(cursor: str) -> dict[str, str]:
     return {k: v for k, v in value.items() if isinstance(v, str)} if isinstance(value, dict) else {}
 
 
-def _item(entry: FeedEntry, host: str, author: str, feed_url: str) -> RemoteItem:
+def _item(entry: FeedEntry, host: str, author: str, feed_url: str, feed: ParsedFeed) -> RemoteItem:
     body = entry_document(entry)
     text = to_text(body)
     if len(text) > MAX_TEXT:
@@ -132,4 +133,6 @@ def _item(entry: FeedEntry, host: str, author: str, feed_url: str) -> RemoteItem
         plain_text=to_text(content),
         url=entry.link,
         media=media,
+        # The entry's own mark (a feed of several languages marks each), else the feed's.
+        lang=language_tag(entry.language) or language_tag(feed.language),
     )

@@ -39,6 +39,7 @@ from app.streams.providers import (
     RemoteItem,
     canonical_id,
     json_object,
+    language_tag,
 )
 from app.streams.types import SourceKind
 
@@ -195,6 +196,7 @@ def post_item(
         url=permalink,
         media=tuple(refs),
         metrics=metrics,
+        lang=language_tag(post.get("lang")),  # X's detection; "und"/"qme"... name no language
     )
 
 

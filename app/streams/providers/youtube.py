@@ -13,7 +13,9 @@ gets about 100 search calls a day (search has its own bucket; Google also
 counts invalid calls), so the scheduler takes one unit of the
 `yt_search_calls` ledger (90 a day by default) before each call and never
 gives it back. `videos.list` (1 unit for up to 50 videos, in the general
-10,000-unit bucket) adds views, likes and comments when the key allows it.
+10,000-unit bucket) adds views, likes and comments when the key allows it,
+and the video's language (`defaultLanguage`, else `defaultAudioLanguage`;
+channel feeds name none, so feed items keep an unknown language).
 Items that came through the Data API expire 30 days after they were fetched
 (YouTube's developer policies); the daily sweeper deletes them.
 
@@ -30,6 +32,7 @@ import html
 import json
 import logging
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urlencode
@@ -54,6 +57,7 @@ from app.streams.providers import (
     RemoteItem,
     canonical_id,
     json_object,
+    language_tag,
 )
 from app.streams.schedule import window_end, window_start
 from app.streams.types import SourceKind
@@ -66,6 +70,8 @@ NO_SHORTS = "#no-shorts"  # suffix of an account handle whose Shorts are left ou
 SEARCH_SLACK = timedelta(hours=1)  # search's index lags; dedup absorbs the overlap
 DATA_API_RETENTION = timedelta(days=30)
 MAX_RESULTS = 50  # search.list and videos.list take at most 50
+# videos.list: the counts, and the two language tags of the snippet (not its texts).
+VIDEO_FIELDS = "items(id,statistics,snippet(defaultLanguage,defaultAudioLanguage))"
 MAX_TEXT = 5_000
 FEED_MAX_BYTES = 2_000_000
 PAGE_MAX_BYTES = 3_000_000  # a channel page is big; the canonical link is in its head
@@ -233,34 +239,30 @@ class YouTubeProvider(BaseProvider):
         data = await self._api("search", params, credential)
         fetched = datetime.now(UTC)
         results = [r for r in _list(data.get("items")) if _video_id(r)]
-        metrics = await self._metrics(credential, [_video_id(r) for r in results])
+        details = await self._details(credential, [_video_id(r) for r in results])
         items = []
         for result in results:
-            item = search_result_item(result, fetched, metrics.get(_video_id(result), {}))
+            item = search_result_item(result, fetched, details.get(_video_id(result)))
             if item is not None:
                 items.append(item)
         cursor = json.dumps({"since": _rfc3339(started)})
         return Page(items=tuple(items), cursor=cursor, dropped=len(results) - len(items))
 
-    async def _metrics(
-        self, credential: Credential, video_ids: list[str]
-    ) -> dict[str, dict[str, float]]:
-        """views/likes/comments per video from videos.list; {} when the key may not read them."""
+    async def _details(self, credential: Credential, video_ids: list[str]) -> dict[str, Details]:
+        """views/likes/comments and the language of each video from videos.list (search.list
+        says neither); {} when the key may not read them. Asking for the snippet costs no
+        more units; `fields` keeps the answer to the two language tags."""
         if not video_ids:
             return {}
         try:
-            data = await self._api(
-                "videos",
-                {"part": "statistics", "id": ",".join(video_ids[:MAX_RESULTS])},
-                credential,
-            )
+            data = await self._api("videos", {
+                "part": "snippet,statistics", "id": ",".join(video_ids[:MAX_RESULTS]),
+                "fields": VIDEO_FIELDS,
+            }, credential)  # fmt: skip
         except (ProviderError, EgressError) as error:
             log.info("youtube: no metrics this time (%s)", error)
             return {}
-        return {
-            str(v.get("id")): statistics(_dict(v.get("statistics")))
-            for v in _list(data.get("items"))
-        }
+        return {str(v.get("id")): video_details(v) for v in _list(data.get("items"))}
 
     async def _api(
         self, method: str, params: dict[str, str], credential: Credential
@@ -348,13 +350,36 @@ def _feed_item(entry: etree._Element) -> RemoteItem | None:
         thumbnail=(thumb.get("url") if thumb is not None else "") or "",
         metrics=metrics,
         expires_at=None,
+        lang="",  # a channel feed names no language; only the Data API does
+    )
+
+
+@dataclass(frozen=True)
+class Details:
+    """What videos.list adds to a search result."""
+
+    metrics: dict[str, float]
+    lang: str = ""
+
+
+def video_details(video: dict[str, Any]) -> Details:
+    return Details(statistics(_dict(video.get("statistics"))), video_language(video.get("snippet")))
+
+
+def video_language(snippet: object) -> str:
+    """The language of a video's title and description (what the wall shows), else the
+    language spoken in it; "" when the uploader set neither."""
+    found = _dict(snippet)
+    return language_tag(found.get("defaultLanguage")) or language_tag(
+        found.get("defaultAudioLanguage")
     )
 
 
 def search_result_item(
-    result: dict[str, Any], fetched: datetime, metrics: dict[str, float]
+    result: dict[str, Any], fetched: datetime, details: Details | None = None
 ) -> RemoteItem | None:
     """One search.list result (its snippet's texts are HTML-escaped) as an item."""
+    details = details or Details({})
     snippet = _dict(result.get("snippet"))
     created = _time(str(snippet.get("publishedAt", "")))
     video_id = _video_id(result)
@@ -373,8 +398,9 @@ def search_result_item(
         created_at=created,
         url="",
         thumbnail=str(thumb or ""),
-        metrics=metrics,
+        metrics=details.metrics,
         expires_at=fetched + DATA_API_RETENTION,
+        lang=details.lang or video_language(snippet),
     )
 
 
@@ -404,6 +430,7 @@ def _item(
     thumbnail: str,
     metrics: dict[str, float],
     expires_at: datetime | None,
+    lang: str,
 ) -> RemoteItem:
     watch = http_url(url) or f"https://www.youtube.com/watch?{urlencode({'v': video_id})}"
     content = video_document(title, description, watch)
@@ -420,6 +447,7 @@ def _item(
         media=(MediaRef("image", thumb, alt=title[:500]),) if thumb else (),
         metrics=metrics,
         expires_at=expires_at,
+        lang=lang,
     )
 
 

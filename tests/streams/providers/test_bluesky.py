@@ -144,6 +144,17 @@ async def test_a_keyword_column_searches_latest_posts_and_stores_them_in_order(p
     } in hashtags
 
 
+async def test_posts_are_stored_in_the_language_their_record_names(people, bsky):
+    ws, _owner = await people.workspace()
+    column, source = await keyword_column(ws)
+    assert await polling.poll_source(ws, source, jitter=0)
+    written = {bsky.uri(p): p.lang for p in bsky.world.posts("bluesky")}
+    items = await stored(column)
+    assert items
+    assert [i["lang"] for i in items] == [written[i["remote_id"]] for i in items]
+    assert len({i["lang"] for i in items}) > 1  # the demo talks about climate in several
+
+
 async def test_the_next_poll_stops_at_the_first_known_post(people, bsky, clock):
     ws, _owner = await people.workspace()
     column, source = await keyword_column(ws)

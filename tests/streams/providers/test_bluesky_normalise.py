@@ -169,6 +169,16 @@ def test_a_future_date_is_not_believed_and_bad_metrics_are_dropped():
     assert item.metrics == {"replies": 2}
 
 
+def test_a_post_keeps_the_first_language_its_record_names():
+    def with_langs(langs: object) -> dict[str, Any]:
+        raw = post("Hochwasser in Köln")
+        return {**raw, "record": {**raw["record"], "langs": langs}}
+
+    cases = [["de", "en"], ["pt_br"], [], None, ["<b>"], "de", ["und"]]
+    items = items_of([with_langs(langs) for langs in cases], "posts")
+    assert [i.lang for i in items] == ["de", "pt-BR", "", "", "", "", ""]
+
+
 def test_permalinks_use_the_handle_and_record_key():
     author = {"did": "did:plc:abc", "handle": "Alice.Example.COM"}
     assert permalink("at://did:plc:abc/app.bsky.feed.post/3kabc", author) == (
