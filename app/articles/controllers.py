@@ -35,6 +35,7 @@ from app.articles.types import (
     Source,
     article_topic,
 )
+from app.core.i18n import translate_stored
 from app.live.streams import follow, live
 from app.safe_content import http_url, to_json
 from app.topics import queries as topic_queries
@@ -300,7 +301,7 @@ def analysis_json(analysis: AnalysisView) -> dict[str, Any]:
         "language": analysis.language,
         "reading_minutes": analysis.reading_minutes,
         "analyser": analysis.analyser,
-        "error": analysis.error,
+        "error": translate_stored(analysis.error),  # stored English, read in the caller's language
         "attempts": analysis.attempts,
         "next_attempt_at": _iso(analysis.next_attempt_at),
         "completed_at": _iso(analysis.completed_at),

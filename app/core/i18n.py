@@ -178,12 +178,34 @@ def _sources(language: str) -> tuple[_Source, ...]:
     return tuple(sorted(found, key=literal, reverse=True))
 
 
-def translate_stored(text: str | None) -> str:
-    """Stored English UI text in the active language; anything else (a site's own words) as is."""
+def translate_stored(text: str | None, time_zone: str | None = "UTC") -> str:
+    """Stored English UI text in the active language; anything else (a site's own words) as is.
+    A moment stored in it (`stored_moment`) reads in the language and `time_zone`."""
     if not text:
         return ""
     language = _active.get()
-    return text if language == DEFAULT_LANGUAGE else _translate_stored(language, text, 2)
+    found = text if language == DEFAULT_LANGUAGE else _translate_stored(language, text, 2)
+    return _local_moments(found, time_zone) if " UTC" in found else found
+
+
+def stored_moment(value: datetime) -> str:
+    """A moment as a worker writes it into stored text ("2026-12-05 14:00 UTC"): one form,
+    in UTC, that `translate_stored` finds and shows in each reader's language and zone."""
+    return _aware(value).astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+_STORED_MOMENT = re.compile(r"\b(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}) UTC\b")
+
+
+def _local_moments(text: str, time_zone: str | None) -> str:
+    def local(match: re.Match[str]) -> str:
+        try:
+            moment = datetime.fromisoformat(f"{match[1]}T{match[2]}+00:00")
+        except ValueError:
+            return match[0]  # not a real date: left as it was written
+        return format_datetime(moment, time_zone, "day_time")
+
+    return _STORED_MOMENT.sub(local, text)
 
 
 @lru_cache(maxsize=4096)

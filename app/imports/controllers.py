@@ -24,7 +24,7 @@ from app.accounts.roles import Permission
 from app.accounts.types import Viewer
 from app.articles.types import Source
 from app.core import config
-from app.core.i18n import _
+from app.core.i18n import _, translate_stored
 from app.imports import queries, services
 from app.imports.labels import TEMPLATE_HELPERS
 from app.imports.parsing import ParsedUrls, parse_urls
@@ -363,8 +363,8 @@ def items_json(items: ItemsPage) -> dict[str, Any]:
                 "state": i.state.value,
                 "article_id": i.article_id,
                 "title": i.title,
-                "warning": i.warning or None,
-                "error": i.error or None,
+                "warning": i.warning or None,  # a code ("consent-wall"), as the pages label it
+                "error": translate_stored(i.error) or None,  # stored English, read in yours
                 "waiting_for_host": i.waiting_for or None,
                 "attempts": i.attempts,
             }

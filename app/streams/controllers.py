@@ -18,7 +18,7 @@ from redis.exceptions import RedisError
 
 from app.accounts.guards import allows, member_of
 from app.accounts.roles import Permission
-from app.core import config, redis
+from app.core import config, i18n, redis
 from app.core.i18n import _
 from app.media.signing import media_url
 from app.streams import queries, services
@@ -57,7 +57,8 @@ def _error(request: Request, error: Exception) -> Response:
     return Response(body, status_code=error.status)
 
 
-def source_json(s: SourceView) -> dict[str, Any]:
+def source_json(s: SourceView, time_zone: str) -> dict[str, Any]:
+    """A source; its last error (stored in English) in the caller's language and time zone."""
     return {
         "id": s.id,
         "provider": s.provider,
@@ -69,12 +70,12 @@ def source_json(s: SourceView) -> dict[str, Any]:
         "state": s.state.value,
         "last_polled_at": _iso(s.last_polled_at),
         "next_poll_at": _iso(s.next_poll_at),
-        "last_error": s.last_error or None,
+        "last_error": i18n.translate_stored(s.last_error, time_zone) or None,
         "interval_ms": s.interval_ms,
     }
 
 
-def column_json(c: ColumnView) -> dict[str, Any]:
+def column_json(c: ColumnView, time_zone: str) -> dict[str, Any]:
     return {
         "id": c.id,
         "type": c.type.value,
@@ -83,9 +84,10 @@ def column_json(c: ColumnView) -> dict[str, Any]:
         "spec": c.spec,
         "refresh_policy": c.refresh_policy,
         "effective_interval_ms": c.effective_interval_ms,
-        "sources": [source_json(s) for s in c.sources],
+        "sources": [source_json(s, time_zone) for s in c.sources],
         "unsupported_platforms": [
-            {"platform": u.platform, "reason": u.reason} for u in c.unsupported_platforms
+            {"platform": u.platform, "reason": i18n.translate_stored(u.reason)}
+            for u in c.unsupported_platforms
         ],
         "aggregate_state": c.aggregate_state.value,
     }
@@ -204,25 +206,26 @@ class FeedsApi(Controller):
     async def list_columns(self, request: Request) -> dict[str, Any]:
         viewer, workspace_id = member_of(request)
         await services.seed_platform_columns(workspace_id, actor_user_id=viewer.user_id)
-        return {"columns": [column_json(c) for c in await queries.list_columns(workspace_id)]}
+        columns = await queries.list_columns(workspace_id)
+        return {"columns": [column_json(c, viewer.time_zone) for c in columns]}
 
     @post("/columns", guards=[allows(Permission.COLUMNS_MANAGE)], status_code=201)
     async def create_column(self, request: Request) -> dict[str, Any]:
         viewer, workspace_id = member_of(request)
         data = await _body(request)
         column_id = await services.create_column(workspace_id, data, actor_user_id=viewer.user_id)
-        return column_json(await _column_or_404(workspace_id, column_id))
+        return column_json(await _column_or_404(workspace_id, column_id), viewer.time_zone)
 
     @patch("/columns/{column_id:int}", guards=[allows(Permission.COLUMNS_MANAGE)])
     async def update_column(self, request: Request, column_id: FromPath[int]) -> dict[str, Any]:
-        _viewer, workspace_id = member_of(request)
+        viewer, workspace_id = member_of(request)
         data = await _body(request)
         position = data.pop("position", None) if isinstance(data, dict) else None
         if not isinstance(data, dict) or data:
             await services.update_column(workspace_id, column_id, data)
         if position is not None:
             await services.move_column(workspace_id, column_id, position)
-        return column_json(await _column_or_404(workspace_id, column_id))
+        return column_json(await _column_or_404(workspace_id, column_id), viewer.time_zone)
 
     @delete("/columns/{column_id:int}", guards=[allows(Permission.COLUMNS_MANAGE)])
     async def delete_column(self, request: Request, column_id: FromPath[int]) -> None:
@@ -231,11 +234,12 @@ class FeedsApi(Controller):
 
     @post("/columns/reorder", guards=[allows(Permission.COLUMNS_MANAGE)], status_code=200)
     async def reorder(self, request: Request) -> dict[str, Any]:
-        _viewer, workspace_id = member_of(request)
+        viewer, workspace_id = member_of(request)
         data = await _body(request)
         ordered = data.get("ordered_ids") if isinstance(data, dict) else None
         await services.reorder_columns(workspace_id, ordered)
-        return {"columns": [column_json(c) for c in await queries.list_columns(workspace_id)]}
+        columns = await queries.list_columns(workspace_id)
+        return {"columns": [column_json(c, viewer.time_zone) for c in columns]}
 
     @post(
         "/columns/import-saved-searches",
@@ -251,13 +255,13 @@ class FeedsApi(Controller):
             workspace_id, terms, actor_user_id=viewer.user_id
         )
         columns = await queries.list_columns(workspace_id)
-        return {"columns": [column_json(c) for c in columns if c.id in set(made)]}
+        return {"columns": [column_json(c, viewer.time_zone) for c in columns if c.id in set(made)]}
 
     @get("/columns/{column_id:int}/items")
     async def column_items(
         self, request: Request, column_id: FromPath[int], cursor: Cursor = None, limit: Limit = None
     ) -> dict[str, Any]:
-        _viewer, workspace_id = member_of(request)
+        viewer, workspace_id = member_of(request)
         view = await _column_or_404(workspace_id, column_id)
         page = await queries.column_items(
             workspace_id, column_id, cursor, queries.page_limit(limit)
@@ -266,7 +270,7 @@ class FeedsApi(Controller):
         return {
             **_page_json(page),
             "meta": {
-                "sources": [source_json(s) for s in view.sources],
+                "sources": [source_json(s, viewer.time_zone) for s in view.sources],
                 "aggregate_state": view.aggregate_state.value,
                 "fetched_at": _iso(max(polled) if polled else None),
             },

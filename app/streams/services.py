@@ -25,8 +25,8 @@ from typing import Any
 
 import asyncpg
 
-from app.core import db, leases
-from app.core.i18n import _
+from app.core import db, i18n, leases
+from app.core.i18n import N_, _, format_number, stored_moment
 from app.core.jobs import enqueue_after_commit
 from app.egress import EgressError, RateLimited
 from app.live.notices import publish_after_commit, publish_committed
@@ -241,7 +241,7 @@ async def delete_connection(workspace_id: int, connection_id: int) -> None:
             RETURNING (SELECT array_agg(column_id) FROM stream_column_sources
                        WHERE source_id = stream_sources.id) AS columns
             """,
-            workspace_id, connection_id, _("The connected account was removed; reconnect it."),
+            workspace_id, connection_id, N_("The connected account was removed; reconnect it."),
         )  # fmt: skip
         _publish_columns(tx, _flatten(row["columns"] for row in columns))
 
@@ -624,12 +624,12 @@ async def _plan_feed(workspace_id: int, form: ColumnForm) -> list[_Plan]:
         if p is None or SourceKind(kind) not in p.kinds:
             state, error = (
                 SourceState.UNSUPPORTED,
-                _("This platform has no %(k)s timeline.") % {"k": kind},
+                N_("This platform has no %(k)s timeline.") % {"k": kind},
             )
         elif provider_for(connection.provider) is None:
             state, error = (
                 SourceState.UNSUPPORTED,
-                _("This server cannot read %(p)s yet.") % {"p": p.label},
+                N_("This server cannot read %(p)s yet.") % {"p": p.label},
             )
         plans.append(
             _Plan(connection.provider, SourceKind(kind), connection.id,
@@ -645,18 +645,19 @@ async def _plan_keyword(
     unsupported: list[Unsupported] = []
     for name in form.spec["platforms"]:
         enabled = await _ledger_enabled(workspace_id, name)
-        adapted = adapt_query(name, form.spec["query"], ledger_enabled=enabled)
+        with i18n.speaking(i18n.DEFAULT_LANGUAGE):  # the reason is stored: English
+            adapted = adapt_query(name, form.spec["query"], ledger_enabled=enabled)
         if isinstance(adapted, Unsupported):
             unsupported.append(adapted)
         elif provider_for(name) is None or SourceKind.SEARCH not in provider_kinds(name):
             label = platforms.PLATFORMS[name].label
             unsupported.append(
-                Unsupported(name, _("This server cannot search %(p)s yet.") % {"p": label})
+                Unsupported(name, N_("This server cannot search %(p)s yet.") % {"p": label})
             )
         elif platforms.PLATFORMS[name].instance_based:
             hosts = form.spec.get("instances") or await _connected_instances(workspace_id, name)
             if not hosts:
-                unsupported.append(Unsupported(name, _(
+                unsupported.append(Unsupported(name, N_(
                     "Mastodon has no global search: name the instances to search,"
                     " e.g. mastodon.social."
                 )))  # fmt: skip
@@ -721,7 +722,7 @@ async def _resolve_account(workspace_id: int, name: str, handle: str) -> _Plan:
 
 def handle_not_found(name: str, handle: str) -> str:
     label = platforms.PLATFORMS[name].label
-    return _("%(h)s was not found on %(p)s.") % {"h": handle, "p": label}
+    return N_("%(h)s was not found on %(p)s.") % {"h": handle, "p": label}  # stored: English
 
 
 def _replace(plan: _Plan, state: SourceState, error: str) -> _Plan:
@@ -1102,11 +1103,13 @@ async def _reserve_rolling(
     if decision.allowed:
         return Grant(1, now, decision.frees_at)
     label = platforms.PLATFORMS[provider].label
+    # Stored in English with the moment in UTC; pages and the API show it in each reader's
+    # language and time zone (i18n.translate_stored).
     reason = _(
-        "%(p)s allows %(n)s different %(u)s per %(d)s days; the next one frees up at %(t)s UTC."
+        "%(p)s allows %(n)s different %(u)s per %(d)s days; the next one frees up on %(t)s."
     ) % {
-        "p": label, "n": cap, "u": _(rule.unit_label), "d": rule.window.days,
-        "t": decision.frees_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M"),
+        "p": label, "n": format_number(cap), "u": _(rule.unit_label), "d": rule.window.days,
+        "t": stored_moment(decision.frees_at),
     }  # fmt: skip
     return Grant(0, now, decision.frees_at, SourceState.RATE_LIMITED, reason)
 

@@ -7,10 +7,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from app.core.i18n import _, format_compact, format_number, ngettext
+from app.core.i18n import _, format_compact, format_number, ngettext, translate_stored
 from app.safe_content import http_url
 from app.streams.platforms import PLATFORMS
-from app.streams.types import AggregateState, ColumnType, ColumnView, SourceKind, SourceState
+from app.streams.types import (
+    AggregateState,
+    ColumnType,
+    ColumnView,
+    SourceKind,
+    SourceState,
+    SourceView,
+)
 from app.web.templating import local_time
 
 SOURCE_STATES = {
@@ -84,7 +91,7 @@ def status(column: ColumnView, time_zone: str) -> Status:
     at = _last_polled(column)
     hhmm = local_time(at, time_zone, "time") if at else ""
     failing = tuple(
-        f"{_source_name(column, s.provider, s.label)}: {s.last_error or source_state_label(s.state)}"
+        f"{_source_name(column, s.provider, s.label)}: {_why(s, time_zone)}"
         for s in column.sources
         if s.state in (SourceState.ERROR, SourceState.DISABLED, SourceState.STALE)
     )
@@ -105,23 +112,31 @@ def status(column: ColumnView, time_zone: str) -> Status:
         return Status(
             "warn",
             _("Some sources are not updating"),
-            failing + _paused_lines(column),
+            failing + _paused_lines(column, time_zone),
             _settings_action(column),
         )
     if state == AggregateState.PAUSED:
         if column.refresh_policy.get("paused"):
             return Status("paused", _("Paused: resume to fetch new posts"))
-        lines = _paused_lines(column)
+        lines = _paused_lines(column, time_zone)
         return Status(
             "paused", lines[0] if lines else _("Paused"), lines[1:], _budget_action(column)
         )
     return Status("ok", _("Nothing yet"), _empty_lines(column))
 
 
-def _paused_lines(column: ColumnView) -> tuple[str, ...]:
+def _why(source: SourceView, time_zone: str) -> str:
+    """Why a source is failing: the reason its poll stored (English), in the reader's language
+    and time zone, else its state."""
+    return translate_stored(source.last_error, time_zone) or source_state_label(source.state)
+
+
+def _paused_lines(column: ColumnView, time_zone: str) -> tuple[str, ...]:
+    """Until when each paused source waits, in the reader's language and time zone (a budget
+    may renew on another day than today: the day is said too)."""
     out = []
     for s in column.sources:
-        until = local_time(s.next_poll_at, "UTC", "time") + " UTC"
+        until = local_time(s.next_poll_at, time_zone, "day_time")
         name = platform_label(s.provider)
         if s.state == SourceState.RATE_LIMITED:
             out.append(
