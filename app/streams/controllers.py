@@ -86,7 +86,7 @@ def column_json(c: ColumnView, time_zone: str) -> dict[str, Any]:
         "effective_interval_ms": c.effective_interval_ms,
         "sources": [source_json(s, time_zone) for s in c.sources],
         "unsupported_platforms": [
-            {"platform": u.platform, "reason": i18n.translate_stored(u.reason)}
+            {**u.to_json(), "reason": i18n.translate_stored(u.reason)}
             for u in c.unsupported_platforms
         ],
         "aggregate_state": c.aggregate_state.value,

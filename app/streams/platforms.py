@@ -220,7 +220,9 @@ def adapt_query(name: str, query: str, *, ledger_enabled: bool = False) -> str |
             return Unsupported(name, _("Instagram columns take a single #hashtag only."))
         return whole.group(1).lower()
     if name == "x" and not ledger_enabled:
-        return Unsupported(name, _("X reads cost money: an admin must set a budget first."))
+        return Unsupported(
+            name, _("X reads cost money: an admin must set a budget first."), in_settings=True
+        )
     return query
 
 

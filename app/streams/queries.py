@@ -160,9 +160,7 @@ async def _views(workspace_id: int, rows: Sequence[asyncpg.Record]) -> list[Colu
         policy = json.loads(row["refresh_policy"])
         column_type = ColumnType(row["type"])
         mine = sources[row["id"]]
-        unsupported = tuple(
-            Unsupported(u["platform"], u["reason"]) for u in spec.pop("unsupported_platforms", [])
-        )
+        unsupported = tuple(Unsupported.from_json(u) for u in spec.pop("unsupported_platforms", []))
         views.append(
             ColumnView(
                 id=row["id"], type=column_type, title=row["title"], position=row["position"],

@@ -263,12 +263,14 @@ async def set_credential(workspace_id: int, provider: str, secret: str, label: s
             """,
             workspace_id, provider, label[:100], sealed,
         )  # fmt: skip
-        # Keyless sources the platform refused (Bluesky's search) may work with the key.
+        # Keyless sources the platform refused (Bluesky's search) or that failed for want of
+        # the key (YouTube's search) may work with it: they poll now, not after their back-off.
         revived = await tx.fetch(
             """
-            UPDATE stream_sources SET state = 'pending', last_error = '', next_poll_at = now()
+            UPDATE stream_sources SET state = 'pending', last_error = '', next_poll_at = now(),
+              consecutive_failures = 0
             WHERE workspace_id = $1 AND provider = $2 AND connection_id IS NULL
-              AND state = 'unsupported'
+              AND state IN ('unsupported', 'error')
             RETURNING (SELECT array_agg(column_id) FROM stream_column_sources
                        WHERE source_id = stream_sources.id) AS columns
             """,
@@ -277,6 +279,7 @@ async def set_credential(workspace_id: int, provider: str, secret: str, label: s
         if revived:
             _publish_columns(tx, _flatten(row["columns"] for row in revived))
         publish_after_commit(tx, PLATFORM_SETTINGS_TOPIC)
+    await reresolve_columns(workspace_id, provider)
 
 
 async def remove_credential(workspace_id: int, provider: str) -> None:
@@ -286,6 +289,7 @@ async def remove_credential(workspace_id: int, provider: str) -> None:
             workspace_id, provider,
         )  # fmt: skip
         publish_after_commit(tx, PLATFORM_SETTINGS_TOPIC)
+    await reresolve_columns(workspace_id, provider)
 
 
 # Columns ------------------------------------------------------------------------------
@@ -357,6 +361,34 @@ async def update_column(workspace_id: int, column_id: int, data: object) -> None
             )
         publish_after_commit(tx, COLUMNS_TOPIC)
         publish_after_commit(tx, column_topic(column_id))
+
+
+async def reresolve_columns(workspace_id: int, provider: str) -> None:
+    """A key or budget of `provider` changed: every live keyword column naming it is resolved
+    again as saving it would, so the platform joins (and is polled) or leaves (and says why)
+    without anyone editing the column. A column edited meanwhile keeps the edit."""
+    rows = await db.fetch(
+        "SELECT id, type, title, spec, refresh_policy FROM stream_columns"
+        " WHERE workspace_id = $1 AND deleted_at IS NULL AND type = ANY($2::text[])"
+        " AND spec->'platforms' ? $3",
+        workspace_id, [ColumnType.KEYWORD.value, ColumnType.SAVED_SEARCH.value], provider,
+    )  # fmt: skip
+    for row in rows:
+        form = form_of(row["type"], row["title"], json.loads(row["spec"]),
+                       json.loads(row["refresh_policy"]))  # fmt: skip
+        plans, unsupported = await _plan(workspace_id, form, refuse_over_budget=False)
+        async with db.workspace_tx(workspace_id) as tx:
+            unchanged = await tx.fetchval(
+                "UPDATE stream_columns SET spec = $4::jsonb, updated_at = now()"
+                " WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL"
+                " AND spec = $3::jsonb RETURNING id",
+                workspace_id, row["id"], row["spec"], _spec_json(form, unsupported),
+            )  # fmt: skip
+            if unchanged is None:
+                continue  # edited or deleted since we read it: that save resolved it
+            await _link_sources(tx, workspace_id, row["id"], plans)
+            publish_after_commit(tx, COLUMNS_TOPIC)
+            publish_after_commit(tx, column_topic(row["id"]))
 
 
 async def delete_column(workspace_id: int, column_id: int) -> None:
@@ -596,19 +628,21 @@ async def _lock_columns(tx: db.Tx, workspace_id: int) -> None:
 def _spec_json(form: ColumnForm, unsupported: Sequence[Unsupported]) -> str:
     spec = dict(form.spec)
     if form.type in (ColumnType.KEYWORD, ColumnType.SAVED_SEARCH):
-        spec["unsupported_platforms"] = [
-            {"platform": u.platform, "reason": u.reason} for u in unsupported
-        ]
+        spec["unsupported_platforms"] = [u.to_json() for u in unsupported]
     return json.dumps(spec)
 
 
-async def _plan(workspace_id: int, form: ColumnForm) -> tuple[list[_Plan], list[Unsupported]]:
-    """The sources `form` needs (no rows yet) and the platforms that cannot serve it."""
+async def _plan(
+    workspace_id: int, form: ColumnForm, *, refuse_over_budget: bool = True
+) -> tuple[list[_Plan], list[Unsupported]]:
+    """The sources `form` needs (no rows yet) and the platforms that cannot serve it.
+    A person saving a column is refused when X's estimate does not fit (422, they can narrow
+    the query); a column re-resolved after a settings change lists X as unsupported instead."""
     if form.type == ColumnType.PLATFORM_FEED:
         return await _plan_feed(workspace_id, form), []
     if form.type == ColumnType.ACCOUNT_LIST:
         return await _plan_accounts(workspace_id, form), []
-    return await _plan_keyword(workspace_id, form)
+    return await _plan_keyword(workspace_id, form, refuse_over_budget)
 
 
 async def _plan_feed(workspace_id: int, form: ColumnForm) -> list[_Plan]:
@@ -639,7 +673,7 @@ async def _plan_feed(workspace_id: int, form: ColumnForm) -> list[_Plan]:
 
 
 async def _plan_keyword(
-    workspace_id: int, form: ColumnForm
+    workspace_id: int, form: ColumnForm, refuse_over_budget: bool
 ) -> tuple[list[_Plan], list[Unsupported]]:
     plans: list[_Plan] = []
     unsupported: list[Unsupported] = []
@@ -667,10 +701,28 @@ async def _plan_keyword(
                     _Plan(name, SourceKind.SEARCH, None, query=query, label=f"#{adapted} · {host}")
                 )
         else:
-            if name == "x":
-                await check_x_estimate(workspace_id, adapted)
+            refusal = (
+                await _x_refusal(workspace_id, adapted, refuse_over_budget) if name == "x" else ""
+            )
+            if refusal:
+                unsupported.append(Unsupported(name, refusal, in_settings=True))
+                continue
             plans.append(_Plan(name, SourceKind.SEARCH, None, query=adapted, label=adapted))
     return plans, unsupported
+
+
+async def _x_refusal(workspace_id: int, query: str, refuse: bool) -> str:
+    """Why X cannot join a keyword column, "" when its estimate fits. A person saving the
+    column is refused (422, in their language); a re-resolve stores the reason, in English."""
+    if refuse:
+        await check_x_estimate(workspace_id, query)
+        return ""
+    with i18n.speaking(i18n.DEFAULT_LANGUAGE):
+        try:
+            await check_x_estimate(workspace_id, query)
+        except StreamsError as refused:
+            return refused.message
+    return ""
 
 
 async def _connected_instances(workspace_id: int, name: str) -> list[str]:
@@ -1178,6 +1230,7 @@ async def set_ledger_cap(workspace_id: int, provider: str, cap: int) -> None:
         )  # fmt: skip
         _publish_columns(tx, _flatten(r["columns"] for r in columns))
         publish_after_commit(tx, PLATFORM_SETTINGS_TOPIC)
+    await reresolve_columns(workspace_id, provider)
 
 
 async def store_page(source: LeasedSource, page: Page, outcome: Outcome) -> dict[int, int]:

@@ -102,6 +102,14 @@ class ColumnForm:
 class Unsupported:
     platform: str
     reason: str  # for people: "Mastodon supports #hashtag queries only."
+    in_settings: bool = False  # an admin can change it in Settings -> Platforms (budget, key)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"platform": self.platform, "reason": self.reason, "settings": self.in_settings}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Unsupported:
+        return cls(data["platform"], data["reason"], bool(data.get("settings", False)))
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from app.core import db
+from app.core import db, i18n
 from app.streams import polling, providers, services
 from app.streams.providers.instagram import InstagramProvider
 from app.streams.providers.x import XProvider
@@ -183,6 +183,61 @@ async def test_x_is_unsupported_while_its_budget_is_off(people, fake_x):
     [unsupported] = json.loads(spec)["unsupported_platforms"]
     assert unsupported["platform"] == "x"
     assert "budget" in unsupported["reason"]
+
+
+async def _unsupported(column: int) -> list[dict]:
+    spec = await db.fetchval("SELECT spec FROM stream_columns WHERE id = $1", column)
+    return json.loads(spec)["unsupported_platforms"]
+
+
+async def test_raising_the_x_budget_brings_x_into_a_column_saved_while_it_was_off(people, fake_x):
+    ws, _owner = await people.workspace()
+    await services.set_credential(ws, "x", "bearer-token")
+    column = await services.create_column(ws, _keyword(["x"]), actor_user_id=None)
+    assert await sources_of(column) == []
+    assert [u["settings"] for u in await _unsupported(column)] == [True]  # linked to Settings
+
+    await services.set_ledger_cap(ws, "x", 1_000)
+    [source] = await sources_of(column)
+    assert await _unsupported(column) == []
+    await make_due(source)
+    await polling.poll_source(ws, source, jitter=0)
+    assert fake_x.asked == [40]
+    assert (await source_row(source))["state"] == "ready"
+    assert (
+        await db.fetchval("SELECT count(*) FROM feed_item_columns WHERE column_id = $1", column)
+        == 40
+    )
+
+    await services.set_ledger_cap(ws, "x", 0)  # and back: X leaves the column, saying why
+    assert await sources_of(column) == []
+    [off] = await _unsupported(column)
+    assert "budget" in off["reason"]
+    assert (await source_row(source))["active"] is False
+
+
+async def test_adding_and_removing_the_x_key_brings_x_into_a_column_and_takes_it_out(
+    people, fake_x
+):
+    ws, _owner = await people.workspace()
+    column = await services.create_column(ws, _keyword(["x"]), actor_user_id=None)
+    with i18n.speaking("de"):  # a German admin: the stored reason is English all the same
+        await services.set_ledger_cap(ws, "x", 1_000)  # a budget, but no key yet
+    [no_key] = await _unsupported(column)
+    assert no_key["reason"] == "Add the workspace's X key in Settings first."
+    assert no_key["settings"] is True
+    assert await sources_of(column) == []
+
+    await services.set_credential(ws, "x", "bearer-token")
+    [source] = await sources_of(column)
+    await make_due(source)
+    await polling.poll_source(ws, source, jitter=0)
+    assert fake_x.asked == [40]
+
+    await services.remove_credential(ws, "x")
+    assert await sources_of(column) == []
+    [removed] = await _unsupported(column)
+    assert "key" in removed["reason"]
 
 
 # Instagram ---------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import re
 
 from app.core import db
 from app.imports.types import ItemState
+from app.streams import services
 from tests.factories import post_form, sign_in
 from tests.wall.helpers import add_item, keyword_column
 
@@ -289,3 +290,14 @@ async def test_search_over_stored_posts_and_save_it_as_a_column(client, people, 
     )
     assert (row["title"], row["q"]) == ("levee", "levee")
     assert (await post_form(client, "/wall/search/save", {"q": ""})).status_code == 422
+
+
+async def test_a_platform_waiting_for_a_budget_links_its_reason_to_settings(client, people):
+    person = await _signed_in(client, people)
+    await services.create_column(
+        person.workspace_id,
+        {"type": "keyword", "title": "Floods", "spec": {"query": "floods", "platforms": ["x"]}},
+        actor_user_id=None,
+    )
+    page = (await client.get("/wall")).text
+    assert re.search(r'<a href="/settings/platforms">X reads cost money[^<]*</a>', page)
