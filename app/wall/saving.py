@@ -16,7 +16,17 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from app.articles.types import ScrapedArticle, Source
-from app.safe_content import Document, Link, Paragraph, Quote, from_builtins, http_url
+from app.core.i18n import _
+from app.safe_content import (
+    Document,
+    Link,
+    Paragraph,
+    Quote,
+    Text,
+    from_builtins,
+    http_url,
+    to_text,
+)
 from app.safe_content.ast import children_of
 from app.streams.platforms import PLATFORMS
 from app.streams.types import ItemView
@@ -88,18 +98,49 @@ def first_words(text: str) -> str:
 
 
 def post_as_article(item: ItemView) -> ScrapedArticle:
-    """The post itself as a library article: its stored tree, titled by author and words."""
-    opening = first_words(item.plain_text)
+    """The post itself as a library article: its stored tree, titled by author and words.
+    A post of pictures alone says what they show: its media's alt texts and who posted them
+    (an article without text is refused, and a picture's alt text is its words)."""
     platform = PLATFORMS.get(item.provider)
+    site_name = platform.label if platform else item.provider
+    content = from_builtins(item.content)
+    words = item.plain_text
+    if not to_text(content).strip():
+        alts = alt_texts(item)
+        lines = [*alts, media_credit(item, site_name)]
+        content = Document(children=(*content.children, *_paragraphs(lines)))
+        words = " ".join(alts)  # the credit would only repeat the author in the title
+    opening = first_words(words)
     image = next((m.get("url", "") for m in item.media if m.get("kind") == "image"), "")
     return ScrapedArticle(
         url=item.url,
-        content=from_builtins(item.content),
+        content=content,
         source=Source.WALL,
         title=f"{item.author_handle}: {opening}" if opening else item.author_handle,
         byline=item.author_handle,
-        site_name=platform.label if platform else item.provider,
+        site_name=site_name,
         published_at=item.created_at,
         lead_image=http_url(str(image)) or "",
         metadata={"provider": item.provider, "remote_id": item.remote_id},
     )
+
+
+def alt_texts(item: ItemView) -> list[str]:
+    """What the post's media show, as their authors described them (on one line each)."""
+    alts = (" ".join(str(m.get("alt") or "").split()) for m in item.media)
+    return [alt for alt in alts if alt]
+
+
+def media_credit(item: ItemView, site_name: str) -> str:
+    """Who posted what, where: the line that makes a post without words an article."""
+    kinds = {m.get("kind") for m in item.media}
+    names = {"author": item.author_handle, "platform": site_name}
+    if "image" in kinds:
+        return _("Photo by %(author)s on %(platform)s") % names
+    if "video" in kinds:
+        return _("Video by %(author)s on %(platform)s") % names
+    return _("Post by %(author)s on %(platform)s") % names
+
+
+def _paragraphs(lines: list[str]) -> tuple[Paragraph, ...]:
+    return tuple(Paragraph(children=(Text(line),)) for line in lines)

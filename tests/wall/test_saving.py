@@ -9,7 +9,17 @@ from datetime import UTC, datetime
 from typing import Any
 
 from app.core import db
-from app.safe_content import Document, Link, Paragraph, Quote, Strong, Text, from_html, to_json
+from app.safe_content import (
+    Document,
+    Link,
+    Paragraph,
+    Quote,
+    Strong,
+    Text,
+    from_html,
+    to_json,
+    to_text,
+)
 from app.streams.types import ItemView
 from app.wall import queries
 from app.wall import services as wall
@@ -75,6 +85,26 @@ def test_a_post_as_an_article_is_titled_by_its_author_and_first_words() -> None:
     assert len(hostile.title) < 150
 
 
+def test_a_post_of_pictures_alone_is_worded_by_their_alt_texts_and_who_posted_them() -> None:
+    photos = [
+        {"kind": "image", "url": "https://social.example/m/1.png", "alt": " The levee\n at dawn "},
+        {"kind": "image", "url": "https://social.example/m/2.png", "alt": ""},
+    ]
+    article = post_as_article(dataclasses.replace(_post(Document()), media=photos))
+    assert to_text(article.content).split("\n\n") == [
+        "The levee at dawn",
+        "Photo by alice@social.example on Mastodon",
+    ]
+    assert article.title == "alice@social.example: The levee at dawn"
+    assert article.lead_image == "https://social.example/m/1.png"
+    video = [{"kind": "video", "url": "https://social.example/m/3.mp4"}]
+    clip = post_as_article(dataclasses.replace(_post(Document()), media=video))
+    assert to_text(clip.content) == "Video by alice@social.example on Mastodon"
+    assert clip.title == "alice@social.example"
+    worded = post_as_article(dataclasses.replace(_post(from_html("<p>Words</p>")), media=photos))
+    assert to_text(worded.content) == "Words"  # a post with words is left as it is
+
+
 async def _save(ws: int, item: int, user_id: int, source: str) -> dict[str, Any]:
     """Save the item as the wall does, check the job's source, run the worker: its item row."""
     job = await wall.save_item(ws, item, actor_user_id=user_id)
@@ -104,6 +134,19 @@ async def test_a_post_without_a_link_is_saved_from_what_the_wall_stored(services
     again = await add_item(ws, column, 2, html="<p>The levee held</p>", url=PERMALINK)
     row = await _save(ws, again, editor.user_id, "wall")
     assert (row["state"], row["article_id"]) == ("duplicate", article["id"])
+
+
+async def test_a_post_of_pictures_alone_is_saved_not_refused_as_empty(services, people):
+    editor = await people.member("editor")
+    ws = editor.workspace_id
+    photo = [{"kind": "image", "url": "https://social.example/m/1.png", "alt": "A flooded road"}]
+    item = await add_item(ws, await keyword_column(ws), 1, html="<p> </p>", media=photo)
+    row = await _save(ws, item, editor.user_id, "wall")
+    assert row["state"] == "saved", row["error"]
+    article = await db.fetchrow("SELECT * FROM articles WHERE id = $1", row["article_id"])
+    assert "A flooded road" in article["text"]
+    assert "Photo by alice@social.example on Mastodon" in article["text"]
+    assert article["title"].startswith("alice@social.example: A flooded road")
 
 
 async def test_a_post_gone_from_the_wall_before_its_job_ran_says_so(services, people):
