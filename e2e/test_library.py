@@ -6,6 +6,7 @@ from app.analysis.services import reconcile
 from app.articles.services import process_scraped_article
 from app.core import db
 from e2e.conftest import sign_in_page
+from e2e.test_live import _set_hidden
 from tests.articles.helpers import ENGLISH, article_event
 from tests.factories import PASSWORD
 
@@ -86,7 +87,7 @@ async def test_load_more_adds_the_next_rows_below_the_first(page: Page, people):
         await process_scraped_article(person.workspace_id, article_event(title=f"Story {i:02d}"))
     await sign_in_page(page, person.email, PASSWORD)
     await page.goto("/articles")
-    rows = page.locator("#library-rows > li")
+    rows = page.locator("#library-list li.article-row")
     await expect(rows).to_have_count(25)
     first = await rows.first.get_attribute("id")
 
@@ -97,3 +98,46 @@ async def test_load_more_adds_the_next_rows_below_the_first(page: Page, people):
     await expect(rows.last).to_contain_text("Story 00")
     await expect(page.get_by_role("link", name="Load more")).to_have_count(0)
     assert page.url.endswith("/articles")  # the page itself stayed
+
+
+async def _row_ids(page: Page) -> list[str]:
+    return await page.locator("#library-list li.article-row").evaluate_all(
+        "rows => rows.map(row => row.id)"
+    )
+
+
+async def test_loaded_rows_survive_a_reconnect_and_load_more_adds_no_twin(page: Page, people):
+    person = await people.member("editor")
+    for i in range(60):
+        await process_scraped_article(person.workspace_id, article_event(title=f"Story {i:02d}"))
+    await sign_in_page(page, person.email, PASSWORD)
+    async with page.expect_response(lambda r: "/articles/stream" in r.url):
+        await page.goto("/articles")
+    rows = page.locator("#library-list li.article-row")
+    more = page.get_by_role("link", name="Load more")
+    await expect(rows).to_have_count(25)
+
+    # A new article arrives live: the first page's last row moves down, it does not go.
+    await process_scraped_article(person.workspace_id, article_event(title="Breaking news"))
+    await expect(rows.first).to_contain_text("Breaking news", timeout=10_000)
+    await expect(rows).to_have_count(26)
+    await more.click()
+    await expect(rows).to_have_count(51)
+    await page.evaluate("() => window.scrollTo(0, document.body.scrollHeight)")
+    loaded = await _row_ids(page)
+    assert len(set(loaded)) == 51  # no row twice
+
+    # The stream reconnects (the tab went away and came back): the whole state again.
+    async with page.expect_response(lambda r: "/articles/stream" in r.url):
+        await _set_hidden(page, True)
+        await _set_hidden(page, False)
+    await process_scraped_article(person.workspace_id, article_event(title="After the return"))
+    await expect(rows.first).to_contain_text("After the return", timeout=10_000)
+    after = await _row_ids(page)
+    assert after[1:] == loaded  # every loaded row kept, in order, once
+    assert await page.evaluate("() => window.scrollY") > 0
+
+    await more.click()  # goes on after the last loaded row
+    await expect(rows).to_have_count(62)
+    assert len(set(await _row_ids(page))) == 62
+    await expect(more).to_be_hidden()

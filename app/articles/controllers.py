@@ -143,7 +143,8 @@ class LibraryController(Controller):
 
     @get("/more")
     async def more(self, request: Request) -> DatastarResponse:
-        """The next page's rows appended to the list, and its own "Load more" link."""
+        """The next page's rows appended below the first page, and where the next "Load more"
+        goes on from: the client's own signals, which the stream's whole state leaves alone."""
         viewer, workspace_id = member_of(request)
         try:
             f = parse_filter(request.query_params)
@@ -161,9 +162,10 @@ class LibraryController(Controller):
             render_block(LIBRARY, "article_row", request, a=row, **shared)
             for row in context["library"].items
         )
+        more_url = context["more_url"]
         events = [
-            SSE.patch_elements(rows, selector="#library-rows", mode=ElementPatchMode.APPEND),
-            SSE.patch_elements(render_block(LIBRARY, "more", request, **shared)),
+            SSE.patch_elements(rows, selector="#library-loaded", mode=ElementPatchMode.APPEND),
+            SSE.patch_signals({"_libraryMore": more_url, "_libraryEnd": not more_url}),
         ]
         return DatastarResponse(events)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -228,12 +229,24 @@ async def test_load_more_answers_with_rows_to_append_and_the_next_link(client, p
     assert answer.status_code == 200
     assert answer.headers["content-type"].startswith("text/event-stream")
     events = answer.text.split("\n\n")
-    rows = next(e for e in events if "selector #library-rows" in e)
+    # Below the first page, in the list the stream's whole state leaves alone.
+    rows = next(e for e in events if "selector #library-loaded" in e)
     assert "mode append" in rows
     assert [int(i) for i in re.findall(r'id="article-(\d+)"', rows)] == made[3:6]
-    more = next(e for e in events if 'id="library-more"' in e)
-    assert "/articles/more?" in more
-    assert 'rel="next"' in more
+    # The next "Load more" goes on from this client's own cursor, not the first page's.
+    signals = next(e for e in events if "datastar-patch-signals" in e)
+    cursor = re.search(r'"_libraryMore":\s*"([^"]+)"', signals)
+    assert cursor is not None
+    assert cursor.group(1).startswith("/articles/more?")
+    assert '"_libraryEnd": false' in signals.replace(":false", ": false")
+
+    last = await client.get(
+        "/articles/more",
+        params={"limit": "3", "cursor": parse_qs(urlsplit(cursor.group(1)).query)["cursor"][0]},
+        headers={"datastar-request": "true"},
+    )
+    assert re.findall(r'id="article-(\d+)"', last.text) == [str(made[6])]
+    assert re.search(r'"_libraryEnd":\s*true', last.text)  # the link goes
     # The rows' Delete submits the page's own form, which comes back to the list.
     assert 'form="article-actions" formaction="/articles/' in rows
     assert "_csrf_token" not in rows

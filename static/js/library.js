@@ -1,0 +1,29 @@
+// The library's "Load more" rows. They live in #library-loaded, below the first page, which the
+// live stream's whole state (a reconnect, a client that fell behind) leaves alone: that state
+// covers the first page only. This file keeps the two lists one list of distinct articles.
+const firstPage = () => document.getElementById("library-rows");
+const loaded = () => document.getElementById("library-loaded");
+
+function tidy() {
+  const first = firstPage();
+  const more = loaded();
+  if (!first || !more) return;
+  // Rows a new article pushed off the first page go on just below it: a whole state would
+  // drop them from the first page, and the loaded rows go on after them.
+  const page = Number(first.dataset.page) || first.children.length;
+  const overflow = [...first.children].slice(page);
+  if (overflow.length) more.prepend(...overflow);
+  // One row per article (a "Load more" that started before rows moved up, a row that came
+  // back into the first page): the first page's row is the live one, else the earlier one.
+  const seen = new Set([...first.children].map((row) => row.id));
+  for (const row of [...more.children]) {
+    if (seen.has(row.id)) row.remove();
+    else seen.add(row.id);
+  }
+}
+
+const list = document.getElementById("library-list");
+if (list) {
+  new MutationObserver(tidy).observe(list, { childList: true, subtree: true });
+  tidy();
+}
