@@ -7,8 +7,10 @@ looked up in the `search` column.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
+import string
 
 WORDS_PER_MINUTE = 230
 
@@ -31,11 +33,41 @@ def words(text: str) -> list[str]:
 
 
 def word_count(text: str) -> int:
-    """len(words(text)), at a third of the cost: a whitespace-separated token of
-    letters only is one word; only the others go through the regex."""
-    count = 0
-    for token in text.split():
-        count += 1 if token.isalpha() else len(_WORD.findall(token))
+    """len(words(text)), without listing them (count_matches)."""
+    return count_matches(text, _WORD)
+
+
+@functools.cache
+def _separators_to_spaces(joiners: bytes) -> bytes:
+    """A bytes.translate table: ASCII letters, `joiners` and non-ASCII bytes kept, the rest spaces."""
+    kept = set(string.ascii_letters.encode()) | set(joiners) | set(range(0x80, 0x100))
+    return bytes(b if b in kept else 0x20 for b in range(256))
+
+
+_NOT_ASCII_LETTER = re.compile(rb"[^ A-Za-z]")
+
+
+def count_matches(text: str, pattern: re.Pattern[str], joiners: str = "") -> int:
+    """len(pattern.findall(text)) for a pattern of words whose matches hold only letters,
+    the ASCII `joiners` and non-ASCII characters - at a fraction of the cost.
+
+    Every other ASCII character separates matches, so it becomes a space; a run of
+    ASCII letters between spaces is then exactly one match, and those (most of any
+    text in a Latin script) are counted in C. Only the runs holding a joiner or a
+    non-ASCII character go through the pattern. Articles run to 20,000 words.
+    """
+    raw = text.encode("utf-8", "surrogatepass").translate(
+        _separators_to_spaces(joiners.encode("ascii"))
+    )
+    count = len(raw.split())
+    found = _NOT_ASCII_LETTER.search(raw)
+    while found is not None:
+        start = raw.rfind(b" ", 0, found.start()) + 1
+        end = raw.find(b" ", found.start())
+        end = len(raw) if end < 0 else end
+        run = raw[start:end].decode("utf-8", "surrogatepass")
+        count += len(pattern.findall(run)) - 1
+        found = _NOT_ASCII_LETTER.search(raw, end)
     return count
 
 
