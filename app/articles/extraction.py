@@ -431,12 +431,12 @@ def drop_captions(tree: HtmlElement) -> None:
     stored text that search, excerpts and analysis read. An image without
     alt text gets its caption as alt, so the reader still says what it shows.
     """
-    captions: list[HtmlElement] = []
-    for element in tree.iter():
-        if not isinstance(element.tag, str) or _has_image(element):
-            continue
-        if _is_caption(element):
-            captions.append(element)
+    # Is it a caption first: an image search walks the element's whole subtree.
+    captions = [
+        element
+        for element in tree.iter()
+        if isinstance(element.tag, str) and _is_caption(element) and not _has_image(element)
+    ]
     for caption in captions:
         if caption.getparent() is None or len(caption.text_content()) > MAX_CAPTION_CHARS:
             continue
