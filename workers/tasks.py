@@ -31,17 +31,24 @@ DEFERRED = "deferred"
 async def analyse_article(ctx: dict[str, Any], workspace_id: int, article_id: int) -> str:
     """ArticleProcessed: analyse one article if its analysis is due (claims it first).
 
-    While this process reads import items, the analysis waits, pending in
-    PostgreSQL: reading comes first, and the last import loop to end wakes
-    the due analyses (`import_items`); the analysis reconciler is the backstop.
+    While any worker process reads import items, the analysis waits, pending in
+    PostgreSQL: reading comes first, and the last import loop of a process to
+    end wakes the due analyses (`import_items`); the analysis reconciler is the
+    backstop.
     """
-    if import_step.reading():
+    if await import_step.reading_anywhere():
         return DEFERRED
     return await analysis.run_analysis(workspace_id, article_id, config.active())
 
 
 async def reconcile_analyses(ctx: dict[str, Any]) -> int:
-    """Wake workers for every analysis PostgreSQL says is due (lost wake-ups, dead workers)."""
+    """Wake workers for every analysis PostgreSQL says is due (lost wake-ups, dead workers).
+
+    Not while import items are read: every wake-up would only be deferred, and
+    the reading loops wake the due analyses when they end.
+    """
+    if await import_step.reading_anywhere():
+        return 0
     return await analysis.reconcile()
 
 
@@ -74,7 +81,8 @@ async def sweep_feed_items(ctx: dict[str, Any]) -> int:
 async def import_items(ctx: dict[str, Any]) -> int:
     """Read due import items (any job, claimed fairly) until none is left."""
     processed = await import_step.run_loop()
-    if not import_step.reading():  # the last loop: run the analyses that waited for it
+    # The last loop anywhere: run the analyses that waited for the reading.
+    if not await import_step.reading_anywhere():
         await analysis.reconcile()
     return processed
 

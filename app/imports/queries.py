@@ -181,6 +181,16 @@ async def claim_candidates(limit: int = 20) -> list[tuple[int, int]]:
     return [(r["workspace_id"], r["id"]) for r in rows]
 
 
+async def items_being_read() -> bool:
+    """Whether a worker process, anywhere, holds a live lease on an import item."""
+    return bool(
+        await db.fetchval(
+            "SELECT EXISTS (SELECT 1 FROM import_items WHERE state = 'extracting'"
+            " AND leased_until > now())"
+        )
+    )
+
+
 async def expired_items(limit: int = 500) -> list[tuple[int, int, int]]:
     rows = await db.fetch(
         """SELECT workspace_id, job_id, id FROM import_items

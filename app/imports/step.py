@@ -25,7 +25,7 @@ from app.articles.extraction import ExtractionError, extract
 from app.articles.types import Source
 from app.core import config, leases
 from app.core.i18n import _
-from app.imports import policy, services
+from app.imports import policy, queries, services
 from app.imports.types import Claim, ItemState
 from app.wall import queries as wall_queries
 from app.wall.saving import post_as_article
@@ -44,6 +44,16 @@ LOOP_SECONDS = 240.0
 def reading() -> bool:
     """True while an import loop runs in this process (analyses wait for it: workers.tasks)."""
     return _loops > 0
+
+
+async def reading_anywhere() -> bool:
+    """True while this process or any other reads import items (PostgreSQL's leases say).
+
+    On a machine with few cores an idle worker's analyses take the CPU the reading
+    one needs. A dead reader's lease runs out within IMPORT_LEASE_SECONDS, so
+    nothing waits for it longer than that.
+    """
+    return reading() or await queries.items_being_read()
 
 
 async def run_loop(worker: str | None = None) -> int:

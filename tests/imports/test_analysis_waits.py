@@ -1,9 +1,9 @@
-"""Reading comes first: a worker process reading import items defers its analyses, then runs them.
+"""Reading comes first: while any worker process reads import items, analyses wait, then run.
 
-The analysis of a stored article is CPU work in the same worker process;
-run between items it made a bulk import several times slower (issue 8's
-benchmark). It waits, pending in PostgreSQL, and the last import loop of
-the process wakes the due analyses when it ends.
+The analysis of a stored article is CPU work; run between items - in the
+reading process or in an idle one sharing its cores - it made a bulk import
+several times slower (issue 8's benchmark). It waits, pending in PostgreSQL,
+and the last import loop to end wakes the due analyses.
 """
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 
+from app.articles.services import process_scraped_article
 from app.core import db
 from app.imports import services, step
-from tests.articles.helpers import queued_jobs
+from tests.articles.helpers import article_event, queued_jobs
 from workers import tasks
 
 
@@ -58,3 +59,34 @@ async def test_analyses_wait_while_the_process_reads_items_and_run_after(
     assert (workspace, article_id) in woken
     assert await tasks.analyse_article({}, workspace, article_id) == "completed"
     assert await _analysis_status(article_id) == "completed"
+
+
+def _analysis_wakeups(jobs: list) -> list[tuple]:
+    return [j.args for j in jobs if j.function == "analyse_article"]
+
+
+async def test_analyses_wait_while_another_process_reads_items(people, site, site_egress, redis):
+    workspace = (await people.member("editor")).workspace_id
+    stored = await process_scraped_article(workspace, article_event())
+    assert stored.article_id is not None
+    site.routes["/news/read-elsewhere"] = site.page("article.html")
+    await services.create_job(workspace, [site.base + "/news/read-elsewhere"], actor_user_id=None)
+    # Another worker process holds the item under a live lease; this one reads nothing.
+    claim = await services.claim_next("elsewhere:1")
+    assert claim is not None
+    assert not step.reading()
+    await redis.flushdb()
+
+    assert await tasks.analyse_article({}, workspace, stored.article_id) == tasks.DEFERRED
+    assert await tasks.reconcile_analyses({}) == 0  # waking them now would only defer them
+    assert _analysis_wakeups(await queued_jobs()) == []
+    assert await _analysis_status(stored.article_id) == "pending"
+
+    # That process died: once its lease has run out nothing holds the analyses back.
+    await db.fetch(
+        "UPDATE import_items SET leased_until = now() - interval '1 second' WHERE id = $1",
+        claim.item_id,
+    )
+    assert await tasks.reconcile_analyses({}) >= 1
+    assert (workspace, stored.article_id) in _analysis_wakeups(await queued_jobs())
+    assert await tasks.analyse_article({}, workspace, stored.article_id) == "completed"
