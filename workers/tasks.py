@@ -78,8 +78,13 @@ async def sweep_feed_items(ctx: dict[str, Any]) -> int:
     return await streams.sweep_items()
 
 
-async def import_items(ctx: dict[str, Any]) -> int:
-    """Read due import items (any job, claimed fairly) until none is left."""
+async def import_items(ctx: dict[str, Any], hops: int = 0) -> int:
+    """Read due import items (any job, claimed fairly) until none is left.
+
+    `hops`: how often the wake-up was passed on by processes that read already.
+    """
+    if await import_step.pass_on(hops):
+        return 0
     processed = await import_step.run_loop()
     # The last loop anywhere: run the analyses that waited for the reading.
     if not await import_step.reading_anywhere():

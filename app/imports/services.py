@@ -569,6 +569,11 @@ async def reconcile() -> int:
     return len(due)
 
 
+async def pass_on(hops: int, seconds: float) -> None:
+    """Give a wake-up back to the queue, `seconds` from now, for another process to take."""
+    await jobs.enqueue(STEP_TASK, hops, job_id=f"import-pass:{uuid.uuid4().hex}", defer_by=seconds)
+
+
 async def hand_over() -> None:
     """A loop that ran long enough asks for a fresh one (it goes to the queue's end)."""
     await jobs.enqueue(STEP_TASK, job_id=f"import-continue:{uuid.uuid4().hex}")

@@ -56,6 +56,23 @@ async def reading_anywhere() -> bool:
     return reading() or await queries.items_being_read()
 
 
+# A wake-up that finds this process reading already is passed on (a few times, briefly
+# deferred) so that an idle worker process takes it: arq hands all of a job's wake-ups to
+# whichever process polls first, and one process reads on one core however many loops
+# it runs. Where no other process takes it, it runs where it lands after the last pass
+# (about two seconds later: a single worker still reads with every slot).
+PASS_ON_TIMES = 5
+PASS_ON_SECONDS = 0.1
+
+
+async def pass_on(hops: int) -> bool:
+    """Pass the wake-up on if this process reads already; True if it was."""
+    if not reading() or hops >= PASS_ON_TIMES:
+        return False
+    await services.pass_on(hops + 1, PASS_ON_SECONDS)
+    return True
+
+
 async def run_loop(worker: str | None = None) -> int:
     """Process due items until none is left; returns how many were processed."""
     global _loops

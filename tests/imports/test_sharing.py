@@ -1,0 +1,52 @@
+"""Worker processes share a job: a wake-up that reaches a process already reading is passed on.
+
+arq hands every queued wake-up to whichever process polls first, so a job's
+wake-ups all went to one process while another stayed idle (issue 8's
+benchmark: two workers read 200 items and 0). One process reads on one core
+however many loops it runs; a passed wake-up lets an idle process take it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+
+from app.imports import services, step
+from tests.articles.helpers import queued_jobs
+from workers import tasks
+
+
+async def _wakeups() -> list[tuple[object, ...]]:
+    return [j.args for j in await queued_jobs() if j.function == services.STEP_TASK]
+
+
+async def test_a_wakeup_reaching_a_reading_process_is_passed_on(people, site, site_egress, redis):
+    workspace = (await people.member("editor")).workspace_id
+    site.routes["/news/slow"] = dataclasses.replace(site.page("article.html"), delay=1.0)
+    await services.create_job(workspace, [site.base + "/news/slow"], actor_user_id=None)
+    loop = asyncio.create_task(tasks.import_items({}))
+    for _ in range(100):
+        if step.reading():
+            break
+        await asyncio.sleep(0.01)
+    assert step.reading()
+    await redis.flushdb()
+
+    assert await tasks.import_items({}) == 0
+    assert await _wakeups() == [(1,)]  # back in the queue, for any process to take
+    await redis.flushdb()
+
+    # After the last pass it runs where it lands: a lone worker still fills its slots.
+    assert await tasks.import_items({}, step.PASS_ON_TIMES) == 0  # nothing else is due
+    assert await _wakeups() == []
+    assert await loop == 1
+
+
+async def test_a_wakeup_reaching_an_idle_process_runs_there(people, site, site_egress, redis):
+    workspace = (await people.member("editor")).workspace_id
+    site.routes["/news/one"] = site.page("article.html")
+    await services.create_job(workspace, [site.base + "/news/one"], actor_user_id=None)
+    await redis.flushdb()
+    assert not step.reading()
+    assert await tasks.import_items({}, 1) == 1
+    assert await _wakeups() == []
