@@ -99,6 +99,8 @@ class Tx:
     workspace_id: int | None
     connection: asyncpg.Connection
     after: list[AfterCommit] = field(default_factory=list)
+    # Live notices to publish after commit, in one round trip (app.live.notices).
+    notices: list[str] = field(default_factory=list)
 
     def after_commit(self, callback: AfterCommit) -> None:
         self.after.append(callback)

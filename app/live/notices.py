@@ -71,13 +71,27 @@ async def publish_committed(
 
 
 def publish_after_commit(tx: Tx, topic: str, **data: object) -> None:
-    """Tell the workspace's open pages that `topic` changed, once `tx` commits."""
+    """Tell the workspace's open pages that `topic` changed, once `tx` commits.
+
+    A transaction's notices go out in one round trip, each once: pages re-read
+    the state a notice names, so saying it twice tells them nothing more.
+    """
     workspace_id = tx.workspace_id
     if workspace_id is None:
         raise RuntimeError("live notices belong to a workspace transaction")
+    message = _message(topic, data)
+    if message in tx.notices:
+        return
+    tx.notices.append(message)
+    if len(tx.notices) > 1:
+        return  # the first notice's callback sends them all
 
     async def send() -> None:
-        await publish(workspace_id, topic, **data)
+        name = channel(workspace_id)
+        async with redis.client().pipeline(transaction=False) as pipe:
+            for notice in tx.notices:
+                pipe.publish(name, notice)
+            await pipe.execute()
 
     tx.after_commit(send)
 

@@ -9,6 +9,7 @@ from app.core import redis as core_redis
 from app.live.hub import hub
 from app.live.notices import channel, publish, publish_after_commit
 from app.live.streams import KEEPALIVE, follow
+from tests.articles.helpers import live_notices
 from tests.live.helpers import stream_request
 
 
@@ -124,3 +125,13 @@ async def test_a_reconnect_sees_what_changed_while_it_was_away(services, people)
     again = await _follow(workspace_id, {"rows"}, render)
     assert "<li>while away</li>" in await _next(again)
     await again.aclose()
+
+
+async def test_a_transactions_notices_go_out_once_each_in_order(services, people):
+    workspace_id = await _workspace(people)
+    async with live_notices(workspace_id) as seen, db.workspace_tx(workspace_id) as tx:
+        publish_after_commit(tx, "counter")
+        publish_after_commit(tx, "library")
+        publish_after_commit(tx, "counter")  # says nothing the first did not
+        publish_after_commit(tx, "counter", article_id=7)
+    assert seen.topics == ["counter", "library", "counter"]
