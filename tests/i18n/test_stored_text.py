@@ -14,6 +14,17 @@ from tests.factories import post_form, sign_in
 from tests.wall.helpers import keyword_column
 
 
+async def reader(client, people, locale: str, time_zone: str, role: str = "editor"):  # type: ignore[no-untyped-def]
+    """A member signed in whose profile reads `locale` in `time_zone`."""
+    person = await people.member(role)
+    await sign_in(client, person.email)
+    await post_form(
+        client, "/settings/profile",
+        {"display_name": "Ada", "locale": locale, "time_zone": time_zone},
+    )  # fmt: skip
+    return person
+
+
 def test_stored_english_is_translated_with_its_values():
     stored = _("This address serves %(type)s, not a web page or a PDF.") % {"type": "text/csv"}
     nested = _("arXiv refused the query: %(why)s") % {
@@ -36,11 +47,7 @@ def test_stored_english_is_translated_with_its_values():
 
 
 async def test_an_import_error_reads_in_german(client, people):
-    person = await people.member("editor")
-    await sign_in(client, person.email)
-    await post_form(
-        client, "/settings/profile", {"display_name": "Ada", "locale": "de", "time_zone": "UTC"}
-    )
+    person = await reader(client, people, "de", "UTC")
     job_id = await services.create_job(
         person.workspace_id, ["https://news.example/a"], actor_user_id=person.user_id
     )
@@ -79,12 +86,7 @@ def test_a_stored_moment_reads_in_the_readers_language_and_time_zone():
 
 
 async def test_api_resources_give_stored_reasons_in_the_callers_language(client, people):
-    person = await people.member("editor")
-    await sign_in(client, person.email)
-    await post_form(  # an English profile, in Berlin
-        client, "/settings/profile",
-        {"display_name": "Ada", "locale": "en", "time_zone": "Europe/Berlin"},
-    )  # fmt: skip
+    person = await reader(client, people, "en", "Europe/Berlin")
     token = await accounts.issue_api_token(person.workspace_id, person.user_id, "cli")
     column = await keyword_column(person.workspace_id, "Floods")
     frees = datetime(2026, 12, 5, 14, 0, tzinfo=UTC)
@@ -149,12 +151,7 @@ async def test_a_reason_made_while_a_german_saves_a_column_is_stored_in_english(
 
 
 async def test_the_wall_shows_a_sources_stored_moment_in_the_readers_zone(client, people):
-    person = await people.member("editor")
-    await sign_in(client, person.email)
-    await post_form(
-        client, "/settings/profile",
-        {"display_name": "Ada", "locale": "de", "time_zone": "Asia/Tokyo"},
-    )  # fmt: skip
+    person = await reader(client, people, "de", "Asia/Tokyo")
     column = await keyword_column(person.workspace_id, "Floods")
     reason = _("%(p)s allows %(n)s different %(u)s per %(d)s days; the next one frees up on %(t)s.") % {
         "p": "Instagram", "n": "30", "u": _("hashtags"), "d": 7,
@@ -173,12 +170,7 @@ async def test_the_wall_shows_a_sources_stored_moment_in_the_readers_zone(client
 
 
 async def test_a_budget_pause_says_until_when_in_the_readers_language_and_zone(client, people):
-    person = await people.member("editor")
-    await sign_in(client, person.email)
-    await post_form(
-        client, "/settings/profile",
-        {"display_name": "Ada", "locale": "de", "time_zone": "America/Los_Angeles"},
-    )  # fmt: skip
+    person = await reader(client, people, "de", "America/Los_Angeles")
     column = await keyword_column(person.workspace_id, "Floods")
     async with db.workspace_tx(person.workspace_id) as tx:
         await tx.execute(
