@@ -22,8 +22,9 @@ ports 54339 and 63809, Redis database 15).
     burst; target zero). Then 150 sources polled one at a time, a first poll
     (200, three new items, pending -> ready) and a steady one (304), for the
     scheduler's own time per poll (target <= 2 ms), taken as `run_due` takes
-    them (one claim fills the worker's 4 poll slots; its cost is shared by the
-    polls it claimed, then each poll runs alone): from the claim to the live
+    them (one claim fills the worker's 4 poll slots and reads their handle
+    cache entries; its cost is shared by the polls it claimed, then each poll
+    runs alone): from the claim to the live
     notices sent, minus the provider call (egress's HTTP exchange, feedparser,
     normalising) and any wait for the host's budget; the budget's own Redis
     calls (take, give back) are counted as the scheduler's. Wall time, CPU time
@@ -496,8 +497,8 @@ async def part_b(
 
     async def alone(ids: list[int]) -> tuple[list[Spent], list[Spent]]:
         """The scheduler's share of each poll, one poll at a time, as `run_due` makes them:
-        one claim fills a worker's poll slots (its cost shared by the polls it claimed),
-        then each poll; and the provider call's (HTTP exchange and parse, without the
+        one claim (`polling.claim_due`: the lease and the handle cache) fills a worker's
+        poll slots (its cost shared by the polls it claimed), then each poll; and the provider call's (HTTP exchange and parse, without the
         budget's Redis calls). Only `ids` are due meanwhile."""
         await db.fetch(
             "UPDATE stream_sources SET next_poll_at = CASE WHEN id = ANY($2::bigint[])"
@@ -509,7 +510,7 @@ async def part_b(
             while True:
                 claim = Spent()
                 with spending(claim, trips):
-                    batch = await services.claim_due(polling.POLLS_PER_WORKER)
+                    batch = await polling.claim_due(polling.POLLS_PER_WORKER)
                 if not batch:
                     break
                 for source in batch:

@@ -91,7 +91,7 @@ async def run_due(*, seconds: float = RUN_SECONDS, jitter: float | None = None) 
                 while time.monotonic() < deadline:
                     free = await _take_free_slots()
                     try:
-                        claimed = await services.claim_due(free)
+                        claimed = await claim_due(free)
                     except BaseException:
                         _release(free)
                         raise
@@ -104,6 +104,23 @@ async def run_due(*, seconds: float = RUN_SECONDS, jitter: float | None = None) 
     finally:
         _running = False
     return started
+
+
+async def claim_due(limit: int) -> list[LeasedSource]:
+    """Lease up to `limit` due sources (one statement) and bring their accounts' cached
+    resolutions into this process (one Redis round trip for the batch, not one per poll)."""
+    claimed = await services.claim_due(limit)
+    await resolver.prefetch(
+        (source.provider, _handle_of(source))
+        for source in claimed
+        if source.kind == SourceKind.AUTHOR
+    )
+    return claimed
+
+
+def _handle_of(source: LeasedSource) -> str:
+    """The account an author source follows (its actor ref is "provider:handle")."""
+    return source.actor_ref.partition(":")[2]
 
 
 async def _take_free_slots() -> int:
@@ -173,7 +190,7 @@ async def _call(
     """The provider call for the source (resolving its account first, through the cache)."""
     request = FetchRequest(query=source.query, cursor=source.cursor, limit=limit)
     if source.kind == SourceKind.AUTHOR:
-        handle = source.actor_ref.partition(":")[2]
+        handle = _handle_of(source)
         actor = await resolver.resolve(provider, credential, handle)
         if actor is None:
             raise _NotFound(handle)

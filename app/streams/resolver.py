@@ -5,7 +5,8 @@ A found account is remembered for 10 minutes, a missing one for 1 minute
 polled every minute, asks the platform once. Each process keeps a copy of what
 it read or wrote until the moment Redis forgets it (an entry is only ever
 written on a miss, so the copy never differs from Redis): a source polled every
-minute reads Redis about once per 10 minutes, not on every poll. At most 4
+minute reads Redis about once per 10 minutes, not on every poll, and the scheduler
+reads the entries of a whole claimed batch in one round trip (`prefetch`). At most 4
 resolutions per host run at once in a process; egress's per-host budget bounds
 all processes. Redis trouble only costs the cache, never the resolution.
 """
@@ -18,6 +19,8 @@ import json
 import logging
 import time
 from collections import defaultdict
+from collections.abc import Iterable
+from contextlib import suppress
 
 from redis.exceptions import RedisError
 
@@ -75,10 +78,40 @@ async def _cached(key: str) -> Actor | bool | None:
         return False
     if value is None:
         return False
-    text = value.decode() if isinstance(value, bytes) else str(value)
-    answer = None if text == _MISSING else _actor(text)
+    answer = _answer(value)
     _keep(key, answer, ttl_ms / 1000)  # read before the reply came: never outlives Redis's
     return answer
+
+
+async def prefetch(handles: Iterable[tuple[str, str]]) -> None:
+    """Copy the cached answers for (provider, handle) pairs into this process in one round
+    trip: the scheduler claims several author sources at once, and their polls then find
+    the answer here instead of each reading Redis. Entries Redis does not hold are left to
+    the polls (they resolve); Redis trouble is theirs to report too."""
+    keys = {_key(provider, handle) for provider, handle in handles}
+    now = time.monotonic()
+    wanted = [key for key in keys if key not in _local or _local[key][0] <= now]
+    if not wanted:
+        return
+    try:
+        async with redis.client().pipeline(transaction=False) as pipe:
+            for key in wanted:
+                pipe.get(key)
+                pipe.pttl(key)
+            replies = await pipe.execute()
+    except RedisError:
+        return
+    for key, value, ttl_ms in zip(wanted, replies[::2], replies[1::2], strict=True):
+        if value is None:
+            continue
+        # An unreadable entry is left to its poll, which meets it and says so.
+        with suppress(ValueError, KeyError, TypeError):
+            _keep(key, _answer(value), ttl_ms / 1000)
+
+
+def _answer(value: bytes | str) -> Actor | None:
+    text = value.decode() if isinstance(value, bytes) else str(value)
+    return None if text == _MISSING else _actor(text)
 
 
 def _actor(text: str) -> Actor:

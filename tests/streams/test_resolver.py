@@ -82,3 +82,35 @@ async def test_a_process_keeps_a_handle_it_read_until_redis_forgets_it(site, sit
     assert fresh is not None
     assert fresh.display_name == "Kept"
     assert len(site.hits_of("/kept.rss")) == 1
+
+
+async def test_a_claimed_batch_brings_its_cached_handles_into_the_process_at_once(
+    site, site_egress, redis
+):
+    rss_provider = provider_for("rss")
+    assert rss_provider is not None
+    found, missing, unknown = (f"{site.base}/{name}.rss" for name in ("found", "gone", "new"))
+    site.routes["/new.rss"] = Reply(headers=[("Content-Type", RSS)], body=rss(1, title="New"))
+    answer = {"ref": found, "handle": found, "display_name": "Elsewhere"}
+    await redis.set(resolver._key("rss", found), json.dumps(answer), px=400)
+    await redis.set(resolver._key("rss", missing), "-", px=400)
+
+    await resolver.prefetch([("rss", found), ("rss", missing), ("rss", unknown)])
+    # The polls that follow find the answers in the process: Redis is not asked again.
+    await redis.delete(resolver._key("rss", found), resolver._key("rss", missing))
+    actor = await resolver.resolve(rss_provider, None, found)
+    assert actor is not None
+    assert actor.display_name == "Elsewhere"
+    assert await resolver.resolve(rss_provider, None, missing) is None
+    assert site.hits_of("/found.rss") == []
+    assert site.hits_of("/gone.rss") == []
+    # An entry Redis did not hold is resolved by its poll, as before.
+    new = await resolver.resolve(rss_provider, None, unknown)
+    assert new is not None
+    assert new.display_name == "New"
+    # The copies last only as long as Redis's entries would have.
+    await asyncio.sleep(0.5)
+    site.routes["/found.rss"] = Reply(headers=[("Content-Type", RSS)], body=rss(1, title="Found"))
+    again = await resolver.resolve(rss_provider, None, found)
+    assert again is not None
+    assert again.display_name == "Found"
