@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -60,16 +61,18 @@ async def reading_anywhere() -> bool:
 # deferred) so that an idle worker process takes it: arq hands all of a job's wake-ups to
 # whichever process polls first, and one process reads on one core however many loops
 # it runs. Where no other process takes it, it runs where it lands after the last pass
-# (about two seconds later: a single worker still reads with every slot).
+# (a few seconds later: a single worker still reads with every slot). Each pass is due at
+# a random moment within arq's poll period (0.5 s): due at a fixed delay, it met the
+# processes' polls in the same order every time, and the reading process won all five.
 PASS_ON_TIMES = 5
-PASS_ON_SECONDS = 0.1
+PASS_ON_SECONDS = (0.05, 0.55)
 
 
 async def pass_on(hops: int) -> bool:
     """Pass the wake-up on if this process reads already; True if it was."""
     if not reading() or hops >= PASS_ON_TIMES:
         return False
-    await services.pass_on(hops + 1, PASS_ON_SECONDS)
+    await services.pass_on(hops + 1, random.uniform(*PASS_ON_SECONDS))
     return True
 
 
