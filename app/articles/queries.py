@@ -338,12 +338,14 @@ async def analysis_input(workspace_id: int, article_id: int) -> AnalysisInput | 
 
 
 async def article_id_by_url(workspace_id: int, url: str) -> int | None:
-    """The article already stored for `url` (normalised), trashed ones included; None if none."""
-    return await db.fetchval(
+    """The article already stored for `url` (normalised), trashed ones included; None if none.
+    Once per import item: stateless, its connection goes back without the reset round trip."""
+    rows = await db.fetch_stateless(
         "SELECT id FROM articles WHERE workspace_id = $1 AND url_hash = $2",
         workspace_id,
         url_hash(url),
     )
+    return rows[0]["id"] if rows else None
 
 
 async def stored_urls(workspace_id: int, urls: list[str]) -> set[str]:

@@ -156,8 +156,9 @@ async def state_counts(workspace_id: int, job_id: int) -> dict[str, int]:
 
 async def claim_candidates(limit: int = 20) -> list[tuple[int, int]]:
     """(workspace, job) pairs with due items and room in flight, fairest first: the
-    workspace with the fewest items in flight, then the job, then the least recently served."""
-    rows = await db.fetch(
+    workspace with the fewest items in flight, then the job, then the least recently served.
+    Once per item claimed: stateless, its connection goes back without the reset round trip."""
+    rows = await db.fetch_stateless(
         """
         WITH flight AS (
           SELECT workspace_id, job_id, count(*) AS n FROM import_items
@@ -183,12 +184,11 @@ async def claim_candidates(limit: int = 20) -> list[tuple[int, int]]:
 
 async def items_being_read() -> bool:
     """Whether a worker process, anywhere, holds a live lease on an import item."""
-    return bool(
-        await db.fetchval(
-            "SELECT EXISTS (SELECT 1 FROM import_items WHERE state = 'extracting'"
-            " AND leased_until > now())"
-        )
+    rows = await db.fetch_stateless(
+        "SELECT EXISTS (SELECT 1 FROM import_items WHERE state = 'extracting'"
+        " AND leased_until > now())"
     )
+    return bool(rows[0][0])
 
 
 async def expired_items(limit: int = 500) -> list[tuple[int, int, int]]:
