@@ -92,32 +92,41 @@ async def heartbeat(
     renewal). The heartbeat stops when the block is left, however it is left.
     """
     lease = Lease(name, lease_seconds)
-    beat = asyncio.create_task(_beat(lease, renew, every), name=f"lease:{name}")
+    # Most work ends before its first beat (a stream poll takes milliseconds): a timer costs
+    # a fraction of a task started and cancelled per claim, so the task starts when due.
+    beat: asyncio.Task[None] | None = None
+
+    def start() -> None:
+        nonlocal beat
+        beat = asyncio.create_task(_beat(lease, renew, every), name=f"lease:{name}")
+
+    timer = asyncio.get_running_loop().call_later(every, start)
     try:
         yield lease
     finally:
-        beat.cancel()
-        with suppress(asyncio.CancelledError):
-            await beat
+        timer.cancel()
+        if beat is not None:
+            beat.cancel()
+            with suppress(asyncio.CancelledError):
+                await beat
 
 
 async def _beat(lease: Lease, renew: Renew, every: float) -> None:
+    """Renew now (the first beat is due), then every `every` s, until the lease is gone."""
     failing = False
-    while not lease.lost:
-        await asyncio.sleep(every)
-        if lease.lost:  # too late: renewing now could take back a row someone else holds
-            return
+    while not lease.lost:  # too late: renewing now could take back a row someone else holds
         try:
             held = await renew()
         except Exception as error:  # an outage; the next beat tries again
             if not failing:
                 log.warning("lease %s: renewal failed, retrying: %r", lease.name, error)
             failing = True
-            continue
-        if failing:
-            log.info("lease %s: renewed again", lease.name)
-        failing = False
-        if not held:
-            lease._lose("the row is no longer ours")
-            return
-        lease._renewed()
+        else:
+            if failing:
+                log.info("lease %s: renewed again", lease.name)
+            failing = False
+            if not held:
+                lease._lose("the row is no longer ours")
+                return
+            lease._renewed()
+        await asyncio.sleep(every)
