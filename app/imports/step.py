@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+from collections import Counter
 
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -57,20 +58,26 @@ async def reading_anywhere() -> bool:
     return reading() or await queries.items_being_read()
 
 
-# A wake-up that finds this process reading already is passed on (a few times, briefly
-# deferred) so that an idle worker process takes it: arq hands all of a job's wake-ups to
-# whichever process polls first, and one process reads on one core however many loops
-# it runs. Where no other process takes it, it runs where it lands after the last pass
-# (a few seconds later: a single worker still reads with every slot). Each pass is due at
-# a random moment within arq's poll period (0.5 s): due at a fixed delay, it met the
-# processes' polls in the same order every time, and the reading process won all five.
+# A wake-up that finds this process reading the job it would claim next is passed on (a
+# few times, briefly deferred) so that an idle worker process takes it: arq hands all of a
+# job's wake-ups to whichever process polls first, and one process reads on one core
+# however many loops it runs. Where no other process takes it, it runs where it lands after
+# the last pass (a few seconds later: a single worker still reads with every slot). Each
+# pass is due at a random moment within arq's poll period (0.5 s): due at a fixed delay, it
+# met the processes' polls in the same order every time, and the reading process won all
+# five. A job no loop here reads yet (a quick add beside an import) is claimed at once.
 PASS_ON_TIMES = 5
 PASS_ON_SECONDS = (0.05, 0.55)
+_jobs_read: Counter[int] = Counter()  # items this process reads, per job
 
 
 async def pass_on(hops: int) -> bool:
-    """Pass the wake-up on if this process reads already; True if it was."""
+    """Pass the wake-up on if this process reads the job it would claim next; True if so."""
     if not reading() or hops >= PASS_ON_TIMES:
+        return False
+    claiming = _loops > sum(_jobs_read.values())  # a loop here is about to claim it
+    candidates = await queries.claim_candidates(limit=1)
+    if not candidates or not (claiming or candidates[0][1] in _jobs_read):
         return False
     await services.pass_on(hops + 1, random.uniform(*PASS_ON_SECONDS))
     return True
@@ -88,7 +95,13 @@ async def run_loop(worker: str | None = None) -> int:
         loop = asyncio.get_running_loop()
         until = loop.time() + LOOP_SECONDS
         while (claim := await services.claim_next(worker)) is not None:
-            await process(claim)
+            _jobs_read[claim.job_id] += 1
+            try:
+                await process(claim)
+            finally:
+                _jobs_read[claim.job_id] -= 1
+                if not _jobs_read[claim.job_id]:
+                    del _jobs_read[claim.job_id]
             processed += 1
             if loop.time() > until:
                 await services.hand_over()
