@@ -25,6 +25,21 @@ async def reader(client, people, locale: str, time_zone: str, role: str = "edito
     return person
 
 
+async def _instagram_waits(workspace_id: int, column: int) -> None:
+    """The column's sources rate-limited by Instagram's hashtag window (frees at 14:00 UTC
+    on 5 December), with the English reason a worker stores."""
+    reason = _("%(p)s allows %(n)s different %(u)s per %(d)s days; the next one frees up on %(t)s.") % {
+        "p": "Instagram", "n": "30", "u": _("hashtags"), "d": 7,
+        "t": i18n.stored_moment(datetime(2026, 12, 5, 14, 0, tzinfo=UTC)),
+    }  # fmt: skip
+    async with db.workspace_tx(workspace_id) as tx:
+        await tx.execute(
+            "UPDATE stream_sources SET state = 'rate_limited', last_error = $2"
+            " WHERE id IN (SELECT source_id FROM stream_column_sources WHERE column_id = $1)",
+            column, reason,
+        )  # fmt: skip
+
+
 def test_stored_english_is_translated_with_its_values():
     stored = _("This address serves %(type)s, not a web page or a PDF.") % {"type": "text/csv"}
     nested = _("arXiv refused the query: %(why)s") % {
@@ -89,16 +104,7 @@ async def test_api_resources_give_stored_reasons_in_the_callers_language(client,
     person = await reader(client, people, "en", "Europe/Berlin")
     token = await accounts.issue_api_token(person.workspace_id, person.user_id, "cli")
     column = await keyword_column(person.workspace_id, "Floods")
-    frees = datetime(2026, 12, 5, 14, 0, tzinfo=UTC)
-    reason = _("%(p)s allows %(n)s different %(u)s per %(d)s days; the next one frees up on %(t)s.") % {
-        "p": "Instagram", "n": "30", "u": _("hashtags"), "d": 7, "t": i18n.stored_moment(frees)
-    }  # fmt: skip
-    async with db.workspace_tx(person.workspace_id) as tx:
-        await tx.execute(
-            "UPDATE stream_sources SET state = 'rate_limited', last_error = $2"
-            " WHERE id IN (SELECT source_id FROM stream_column_sources WHERE column_id = $1)",
-            column, reason,
-        )  # fmt: skip
+    await _instagram_waits(person.workspace_id, column)
     job_id = await services.create_job(
         person.workspace_id, ["https://news.example/a"], actor_user_id=person.user_id
     )
@@ -153,16 +159,7 @@ async def test_a_reason_made_while_a_german_saves_a_column_is_stored_in_english(
 async def test_the_wall_shows_a_sources_stored_moment_in_the_readers_zone(client, people):
     person = await reader(client, people, "de", "Asia/Tokyo")
     column = await keyword_column(person.workspace_id, "Floods")
-    reason = _("%(p)s allows %(n)s different %(u)s per %(d)s days; the next one frees up on %(t)s.") % {
-        "p": "Instagram", "n": "30", "u": _("hashtags"), "d": 7,
-        "t": i18n.stored_moment(datetime(2026, 12, 5, 14, 0, tzinfo=UTC)),
-    }  # fmt: skip
-    async with db.workspace_tx(person.workspace_id) as tx:
-        await tx.execute(
-            "UPDATE stream_sources SET state = 'rate_limited', last_error = $2"
-            " WHERE id IN (SELECT source_id FROM stream_column_sources WHERE column_id = $1)",
-            column, reason,
-        )  # fmt: skip
+    await _instagram_waits(person.workspace_id, column)
     wall = await client.get("/wall")
     # 14:00 UTC is 23:00 in Tokyo, on the same day
     assert "der nächste Platz wird am 5. Dez., 23:00 frei." in wall.text

@@ -30,15 +30,20 @@ async def _reading_started(site) -> asyncio.Task[int]:
     return loop
 
 
-async def test_a_wakeup_reaching_a_process_reading_its_job_is_passed_on(
-    people, site, site_egress, redis
-):
+async def _reading_a_slow_job(people, site) -> tuple[int, asyncio.Task[int]]:  # type: ignore[no-untyped-def]
+    """A job of two slow pages, and this process's loop reading it."""
     workspace = (await people.member("editor")).workspace_id
     slow = dataclasses.replace(site.page("article.html"), delay=1.0)
     site.routes["/news/slow-1"] = site.routes["/news/slow-2"] = slow
     urls = [site.base + "/news/slow-1", site.base + "/news/slow-2"]
     await services.create_job(workspace, urls, actor_user_id=None)
-    loop = await _reading_started(site)
+    return workspace, await _reading_started(site)
+
+
+async def test_a_wakeup_reaching_a_process_reading_its_job_is_passed_on(
+    people, site, site_egress, redis
+):
+    _workspace, loop = await _reading_a_slow_job(people, site)
     await redis.flushdb()
 
     assert await tasks.import_items({}) == 0
@@ -54,12 +59,7 @@ async def test_a_wakeup_reaching_a_process_reading_its_job_is_passed_on(
 async def test_a_job_the_process_does_not_read_yet_is_claimed_at_once(
     people, site, site_egress, redis
 ):
-    workspace = (await people.member("editor")).workspace_id
-    slow = dataclasses.replace(site.page("article.html"), delay=1.0)
-    site.routes["/news/slow-1"] = site.routes["/news/slow-2"] = slow
-    urls = [site.base + "/news/slow-1", site.base + "/news/slow-2"]
-    await services.create_job(workspace, urls, actor_user_id=None)
-    loop = await _reading_started(site)
+    workspace, loop = await _reading_a_slow_job(people, site)
     # A quick add beside the import: its job goes first, here and now.
     site.routes["/news/quick"] = site.page("article.html")
     await services.create_job(workspace, [site.base + "/news/quick"], actor_user_id=None)
