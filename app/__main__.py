@@ -1,4 +1,7 @@
-"""The command line: `python -m app <command>`. Run without one for help."""
+"""The command line: `python -m app <command>`. Run without one for help.
+
+It speaks the operator's language (LANG, LC_ALL, LANGUAGE: German or English), like
+the pages speak the reader's: docs/decisions/i18n.md."""
 
 from __future__ import annotations
 
@@ -12,10 +15,15 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from app.core import config, db
+from app.core import config, db, i18n
 from app.core.config import Settings, load_settings, redact_url
+from app.core.i18n import N_, _
 
 T = TypeVar("T")
+
+
+def _say(message: str) -> None:
+    print(f"newsdesk: {message}")
 
 
 def _fail(message: str) -> None:
@@ -33,14 +41,16 @@ async def check_services(settings: Settings) -> None:
         await conn.close()
     except Exception as error:
         _fail(
-            f"cannot reach PostgreSQL at {redact_url(settings.database_url)} (DATABASE_URL): {_reason(error)}"
+            _("cannot reach PostgreSQL at %(url)s (DATABASE_URL): %(reason)s")
+            % {"url": redact_url(settings.database_url), "reason": _reason(error)}
         )
     client = Redis.from_url(settings.redis_url, socket_connect_timeout=5)
     try:
         await client.ping()
     except Exception as error:
         _fail(
-            f"cannot reach Redis at {redact_url(settings.redis_url)} (REDIS_URL): {_reason(error)}"
+            _("cannot reach Redis at %(url)s (REDIS_URL): %(reason)s")
+            % {"url": redact_url(settings.redis_url), "reason": _reason(error)}
         )
     finally:
         await client.aclose()
@@ -121,16 +131,17 @@ def cmd_create_database(settings: Settings, args: argparse.Namespace) -> None:
         created = asyncio.run(_create_database(settings))
     except Exception as error:
         _fail(
-            f"cannot create the database at {redact_url(settings.migration_url)}: {_reason(error)}"
+            _("cannot create the database at %(url)s: %(reason)s")
+            % {"url": redact_url(settings.migration_url), "reason": _reason(error)}
         )
     if created:
-        print(f"newsdesk: created the database {redact_url(settings.migration_url)}")
+        _say(_("created the database %(url)s") % {"url": redact_url(settings.migration_url)})
 
 
 def cmd_migrate(settings: Settings, args: argparse.Namespace) -> None:
     asyncio.run(check_services(settings))
     asyncio.run(_migrate(settings))
-    print("newsdesk: database is up to date")
+    _say(_("the database is up to date"))
 
 
 def cmd_bootstrap(settings: Settings, args: argparse.Namespace) -> None:
@@ -145,10 +156,10 @@ def cmd_bootstrap(settings: Settings, args: argparse.Namespace) -> None:
     if asyncio.run(_with_db(settings, work)) is None:
         return
     print("=" * 64)
-    print("Newsdesk created its first account. Sign in at", settings.base_url)
-    print(f"  email:    {args.email}")
-    print(f"  password: {password}")
-    print("This is shown once. Change the password under Settings.")
+    print(_("Newsdesk created its first account. Sign in at %(url)s") % {"url": settings.base_url})
+    print(_("  email:    %(email)s") % {"email": args.email})
+    print(_("  password: %(password)s") % {"password": password})
+    print(_("This is shown once. Change the password under Settings."))
     print("=" * 64)
 
 
@@ -159,8 +170,8 @@ def cmd_create_user(settings: Settings, args: argparse.Namespace) -> None:
 
     if not args.password and not sys.stdin.isatty():
         # No terminal to ask on (a script, a pipe, CI): say what to pass instead of hanging.
-        _fail("create-user needs --password when it is not run in a terminal")
-    password = args.password or getpass.getpass("Password for the new account: ")
+        _fail(_("create-user needs --password when it is not run in a terminal"))
+    password = args.password or getpass.getpass(_("Password for the new account: "))
 
     async def work() -> int:
         user_id = await services.create_user(args.email, args.name, password)
@@ -174,7 +185,7 @@ def cmd_create_user(settings: Settings, args: argparse.Namespace) -> None:
         user_id = asyncio.run(_with_db(settings, work))
     except AccountError as error:
         _fail(error.message)
-    print(f"newsdesk: created user {user_id}")
+    _say(_("created user %(id)s") % {"id": user_id})
 
 
 def cmd_reset_password(settings: Settings, args: argparse.Namespace) -> None:
@@ -185,7 +196,9 @@ def cmd_reset_password(settings: Settings, args: argparse.Namespace) -> None:
     async def link() -> str:
         user_id = await recovery.user_id_by_email(args.email)
         if user_id is None:
-            raise AccountError(f"no user with the email {args.email.strip()}")
+            raise AccountError(
+                _("no user with the email %(email)s") % {"email": args.email.strip()}
+            )
         token = await recovery.issue_reset(user_id, valid=recovery.HANDED_LINK_VALID)
         return recovery.reset_link(token)
 
@@ -197,11 +210,21 @@ def cmd_reset_password(settings: Settings, args: argparse.Namespace) -> None:
     except AccountError as error:
         _fail(error.message)
     if args.new_password:
-        print(f"newsdesk: new password for {args.email.strip()}: {shown}")
-        print("newsdesk: every session of this account has ended; change it under Settings.")
+        _say(
+            _("new password for %(email)s: %(password)s")
+            % {"email": args.email.strip(), "password": shown}
+        )
+        _say(_("every session of this account has ended; change it under Settings."))
     else:
         hours = int(recovery.HANDED_LINK_VALID.total_seconds() // 3600)
-        print(f"newsdesk: reset link for {args.email.strip()} (works once, for {hours} hours):")
+        _say(
+            i18n.ngettext(
+                "reset link for %(email)s (works once, for %(num)s hour):",
+                "reset link for %(email)s (works once, for %(num)s hours):",
+                hours,
+            )
+            % {"email": args.email.strip(), "num": i18n.format_number(hours)}
+        )
         print(shown)
 
 
@@ -212,14 +235,14 @@ def cmd_create_workspace(settings: Settings, args: argparse.Namespace) -> None:
     async def work() -> int:
         owner = await db.fetchval("SELECT id FROM users WHERE lower(email) = lower($1)", args.owner)
         if owner is None:
-            raise AccountError(f"no user with the email {args.owner}")
+            raise AccountError(_("no user with the email %(email)s") % {"email": args.owner})
         return await services.create_workspace(args.name, owner)
 
     try:
         workspace_id = asyncio.run(_with_db(settings, work))
     except AccountError as error:
         _fail(error.message)
-    print(f"newsdesk: created workspace {workspace_id}")
+    _say(_("created workspace %(id)s") % {"id": workspace_id})
 
 
 def cmd_demo(settings: Settings, args: argparse.Namespace) -> None:
@@ -234,64 +257,83 @@ def cmd_demo(settings: Settings, args: argparse.Namespace) -> None:
 
 def cmd_check(settings: Settings, args: argparse.Namespace) -> None:
     asyncio.run(check_services(settings))
-    print("newsdesk: settings are valid; PostgreSQL and Redis answer")
+    _say(_("settings are valid; PostgreSQL and Redis answer"))
 
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m app", description="Newsdesk")
     sub = p.add_subparsers(dest="command", required=True)
-    serve = sub.add_parser("serve", help="run the web server")
+    serve = sub.add_parser("serve", help=_("run the web server"))
     serve.add_argument("--host")
     serve.add_argument("--port", type=int)
     serve.set_defaults(run=cmd_serve)
-    worker = sub.add_parser("worker", help="run a background worker")
-    worker.add_argument("--burst", action="store_true", help="drain the queue and exit")
+    worker = sub.add_parser("worker", help=_("run a background worker"))
+    worker.add_argument("--burst", action="store_true", help=_("drain the queue and exit"))
     worker.set_defaults(run=cmd_worker)
-    sub.add_parser("create-database", help="create the database when missing").set_defaults(
+    sub.add_parser("create-database", help=_("create the database when missing")).set_defaults(
         run=cmd_create_database
     )
-    sub.add_parser("migrate", help="apply database migrations").set_defaults(run=cmd_migrate)
-    sub.add_parser("check", help="validate settings and reach the services").set_defaults(
+    sub.add_parser("migrate", help=_("apply database migrations")).set_defaults(run=cmd_migrate)
+    sub.add_parser("check", help=_("validate settings and reach the services")).set_defaults(
         run=cmd_check
     )
-    boot = sub.add_parser("bootstrap", help="create the first owner when there is none")
+    boot = sub.add_parser("bootstrap", help=_("create the first owner when there is none"))
     boot.add_argument("--email", default="owner@example.org")
     boot.add_argument("--name", default="Owner")
     boot.add_argument("--workspace", default="Newsroom")
     boot.set_defaults(run=cmd_bootstrap)
-    user = sub.add_parser("create-user", help="create a person (optionally a member)")
+    user = sub.add_parser("create-user", help=_("create a person (optionally a member)"))
     user.add_argument("--email", required=True)
     user.add_argument("--name", required=True)
-    user.add_argument("--password", help="asked for when left out")
+    user.add_argument("--password", help=_("asked for when left out"))
     user.add_argument("--workspace-id", type=int)
     user.add_argument("--role", default="editor", choices=["owner", "admin", "editor", "viewer"])
     user.set_defaults(run=cmd_create_user)
     reset = sub.add_parser(
-        "reset-password", help="print a one-time password reset link for a person"
+        "reset-password", help=_("print a one-time password reset link for a person")
     )
     reset.add_argument("--email", required=True)
     reset.add_argument(
         "--new-password",
         action="store_true",
-        help="set a random new password and print it instead (ends every session)",
+        help=_("set a random new password and print it instead (ends every session)"),
     )
     reset.set_defaults(run=cmd_reset_password)
-    ws = sub.add_parser("create-workspace", help="create a workspace owned by a person")
+    ws = sub.add_parser("create-workspace", help=_("create a workspace owned by a person"))
     ws.add_argument("--name", required=True)
-    ws.add_argument("--owner", required=True, help="the owner's email")
+    ws.add_argument("--owner", required=True, help=_("the owner's email"))
     ws.set_defaults(run=cmd_create_workspace)
     demo = sub.add_parser(
-        "demo", help="run the offline demo (make demo): a fresh demo workspace, web and worker"
+        "demo", help=_("run the offline demo (make demo): a fresh demo workspace, web and worker")
     )
     demo.add_argument(
-        "--port-base", type=int, default=8700, help="demo servers listen on this port and up"
+        "--port-base", type=int, default=8700, help=_("demo servers listen on this port and up")
     )
-    demo.add_argument("--seed", type=int, default=7, help="another seed, another made-up world")
+    demo.add_argument("--seed", type=int, default=7, help=_("another seed, another made-up world"))
     demo.set_defaults(run=cmd_demo)
     return p
 
 
+# argparse's own texts, which it looks up through the standard library's gettext
+# (i18n.speak_on_the_command_line); listed here so extraction keeps them in the catalogues.
+ARGPARSE_TEXTS = (
+    N_("usage: "),
+    N_("positional arguments"),
+    N_("options"),
+    N_("show this help message and exit"),
+    N_("%(prog)s: error: %(message)s\n"),
+    N_("the following arguments are required: %s"),
+    N_("unrecognized arguments: %s"),
+    N_("argument %(argument_name)s: %(message)s"),
+    N_("expected one argument"),
+    N_("invalid %(type)s value: %(value)r"),
+    N_("invalid choice: %(value)r (choose from %(choices)s)"),
+    N_("ambiguous option: %(option)s could match %(matches)s"),
+)
+
+
 def main(argv: list[str] | None = None) -> None:
+    i18n.speak_on_the_command_line()
     args = parser().parse_args(argv)
     settings = load_settings()
     config.activate(settings)

@@ -80,6 +80,29 @@ def pick_language(preferred: str | None, accept_language: str | None) -> str:
     return asked_language(accept_language) or DEFAULT_LANGUAGE
 
 
+def environment_language() -> str:
+    """The command line's language, found as GNU gettext finds it: the first of LANGUAGE,
+    LC_ALL, LC_MESSAGES and LANG that is set ("de_DE.UTF-8", or LANGUAGE's "fr:de"), when
+    Newsdesk speaks it, else English. (Not Babel's default_locale: it reads LC_CTYPE,
+    which Python itself sets to C.UTF-8 when the named locale is not installed.)"""
+    for name in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"):
+        if value := os.environ.get(name):
+            for entry in value.split(":"):
+                code = re.split(r"[_.@-]", entry, maxsplit=1)[0].lower()
+                if code in LANGUAGES:
+                    return code
+            break
+    return DEFAULT_LANGUAGE
+
+
+def speak_on_the_command_line() -> None:
+    """Activate the environment's language for this process, argparse's own texts
+    ("usage:", "options") included: they go through the standard library's gettext, whose
+    default domain is our catalogue's name, so it only needs to know where ours live."""
+    activate(environment_language())
+    _gettext.bindtextdomain("messages", str(LOCALE_DIR))
+
+
 def asked_language(accept_language: str | None) -> str | None:
     """The offered language an Accept-Language header ranks best, by quality; None if none."""
     ranked: list[tuple[float, int, str]] = []

@@ -18,6 +18,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from app.core.config import Settings
+from app.core.i18n import _
 from app.demo.content import DemoWorld
 from app.demo.world import PORT_BASE, DemoLogin, RunningWorld, seed, start_world_thread
 
@@ -36,8 +37,12 @@ def check_demo_database(settings: Settings) -> None:
     name = database_name(settings.database_url)
     if not name.endswith("_demo"):
         raise DemoRefused(
-            f"the demo empties its database on every start, and {name!r} does not end in "
-            "_demo; run `make demo`, or point DATABASE_URL at a database named like newsdesk_demo"
+            _(
+                "the demo empties its database on every start, and %(name)r does not end in"
+                " _demo; run `make demo`, or point DATABASE_URL at a database named like"
+                " newsdesk_demo"
+            )
+            % {"name": name}
         )
 
 
@@ -92,20 +97,23 @@ async def seed_workspace(settings: Settings) -> DemoLogin:
 def banner(settings: Settings, login: DemoLogin, running: RunningWorld) -> str:
     lines = [
         "=" * 68,
-        "Newsdesk demo: a newsroom fed by made-up platforms on this machine.",
-        f"  Open      {settings.base_url}",
-        f"  Email     {login.email}",
-        f"  Password  {login.password}",
+        _("Newsdesk demo: a newsroom fed by made-up platforms on this machine."),
+        _("  Open      %(url)s") % {"url": settings.base_url},
+        _("  Email     %(email)s") % {"email": login.email},
+        _("  Password  %(password)s") % {"password": login.password},
         # " · ", not a comma: a title may hold one ("Climate, everywhere")
-        f"  Columns   {' · '.join(login.columns) or '(none)'}",
+        _("  Columns   %(titles)s") % {"titles": " · ".join(login.columns) or _("(none)")},
     ]
     if login.left_out:
-        lines.append(f"  Not yet   {' · '.join(login.left_out)} (no provider for them yet)")
-    lines.append("  Demo servers:")
+        lines.append(
+            _("  Not yet   %(titles)s (no provider for them yet)")
+            % {"titles": " · ".join(login.left_out)}
+        )
+    lines.append(_("  Demo servers:"))
     lines += [f"    {entry.replace('=', '  ->  ')}" for entry in running.divert]
     lines += [
-        "New posts arrive every few seconds; columns poll every minute or two.",
-        "Ctrl-C stops everything.",
+        _("New posts arrive every few seconds; columns poll every minute or two."),
+        _("Ctrl-C stops everything."),
         "=" * 68,
     ]
     return "\n".join(lines)
