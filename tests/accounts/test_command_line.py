@@ -11,13 +11,18 @@ ROOT = Path(__file__).resolve().parents[2]
 LOCALE_VARIABLES = ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")
 
 
-def run_cli(*args: str, lang: str = "C.UTF-8") -> subprocess.CompletedProcess[str]:
+NOBODY = "postgresql://newsdesk@127.0.0.1:9/newsdesk"  # nothing listens on port 9
+
+
+def run_cli(
+    *args: str, lang: str = "C.UTF-8", database_url: str = ""
+) -> subprocess.CompletedProcess[str]:
     """`python -m app args...` without a terminal, its locale environment set to `lang`."""
     test = make_test_settings()
     env = {k: v for k, v in os.environ.items() if k not in LOCALE_VARIABLES}
     env |= {
         "LANG": lang,
-        "DATABASE_URL": test.database_url,
+        "DATABASE_URL": database_url or test.database_url,
         "REDIS_URL": test.redis_url,
         "SECRET_KEY": test.secret_key.get_secret_value(),
     }
@@ -47,9 +52,11 @@ def test_the_command_line_speaks_the_operators_german(settings):
     assert done.stderr.strip().splitlines() == [
         "newsdesk: create-user braucht --password, wenn es nicht in einem Terminal läuft"
     ]
-    checked = run_cli("check", lang="de_AT.UTF-8")
-    assert checked.stdout.strip() == (
-        "newsdesk: die Einstellungen sind gültig; PostgreSQL und Redis antworten"
+    checked = run_cli("check", lang="de_AT.UTF-8", database_url=NOBODY)
+    assert checked.returncode == 2
+    assert checked.stderr.startswith(
+        "newsdesk: PostgreSQL unter postgresql://127.0.0.1:9/newsdesk (DATABASE_URL)"
+        " ist nicht erreichbar: "
     )
 
 
@@ -66,5 +73,5 @@ def test_argparse_itself_speaks_german_too(settings):
 
 
 def test_an_unknown_language_is_english(settings):
-    done = run_cli("check", lang="fi_FI.UTF-8")
-    assert done.stdout.strip() == "newsdesk: settings are valid; PostgreSQL and Redis answer"
+    done = run_cli("check", lang="fi_FI.UTF-8", database_url=NOBODY)
+    assert done.stderr.startswith("newsdesk: cannot reach PostgreSQL at ")
