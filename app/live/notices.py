@@ -46,6 +46,15 @@ async def publish(workspace_id: int, topic: str, **data: object) -> None:
     await redis.client().publish(channel(workspace_id), _message(topic, data))
 
 
+async def _publish_all(workspace_id: int, messages: Sequence[str]) -> None:
+    """Several notices of one workspace in one round trip."""
+    name = channel(workspace_id)
+    async with redis.client().pipeline(transaction=False) as pipe:
+        for message in messages:
+            pipe.publish(name, message)
+        await pipe.execute()
+
+
 async def publish_committed(
     workspace_id: int, notices: Sequence[tuple[str, Mapping[str, object]]]
 ) -> None:
@@ -60,12 +69,8 @@ async def publish_committed(
         return
     if not notices:
         return
-    name = channel(workspace_id)
     try:
-        async with redis.client().pipeline(transaction=False) as pipe:
-            for topic, data in notices:
-                pipe.publish(name, _message(topic, data))
-            await pipe.execute()
+        await _publish_all(workspace_id, [_message(topic, data) for topic, data in notices])
     except RedisError as error:
         log.warning("Redis unreachable; %d notices were not sent: %s", len(notices), error)
 
@@ -87,11 +92,7 @@ def publish_after_commit(tx: Tx, topic: str, **data: object) -> None:
         return  # the first notice's callback sends them all
 
     async def send() -> None:
-        name = channel(workspace_id)
-        async with redis.client().pipeline(transaction=False) as pipe:
-            for notice in tx.notices:
-                pipe.publish(name, notice)
-            await pipe.execute()
+        await _publish_all(workspace_id, tx.notices)
 
     tx.after_commit(send)
 
