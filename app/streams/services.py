@@ -1276,10 +1276,8 @@ def _item_row(key: str, item: RemoteItem) -> dict[str, Any]:
         "author_handle": item.author_handle[:300], "author_ref": item.author_ref[:500],
         "url": item.url[:2000], "created_at_remote": _utc(item.created_at),
         "content": msgspec.Raw(to_json(item.content)), "plain_text": item.plain_text[:20_000],
-        "media": msgspec.Raw(json.dumps([_media_json(m) for m in item.media]).encode()),
-        "metrics": msgspec.Raw(
-            json.dumps({k: v for k, v in item.metrics.items() if _finite(v)}).encode()
-        ),
+        "media": [_media_json(m) for m in item.media],
+        "metrics": {k: v for k, v in item.metrics.items() if _finite(v)},
         "expires_at": _utc(item.expires_at) if item.expires_at else None,
         "reposted_by": item.reposted_by[:300], "lang": language_tag(item.lang),
     }  # fmt: skip
