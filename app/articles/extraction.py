@@ -24,6 +24,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
+from string import ascii_lowercase, ascii_uppercase
 from typing import Any
 
 import trafilatura
@@ -423,14 +424,13 @@ def _squash(text: str) -> str:
 _CAPTION_CLASSES = ("caption", "credit")
 MAX_CAPTION_CHARS = 600  # longer is not a caption but a wrapper that happens to say so
 _IMAGE_TAGS = frozenset({"img", "picture"})
-_UPPER, _LOWER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz"
 # Every element _is_caption may accept, found in C (a Python test of every element of a
 # 100 KB page cost more than the rest of drop_captions); _is_caption still decides.
 _CAPTION_CANDIDATES = etree.XPath(
     "descendant-or-self::figcaption | descendant-or-self::p[ancestor::figure]"
     " | descendant-or-self::*[@class]["
     + " or ".join(
-        f"contains(translate(@class, '{_UPPER}', '{_LOWER}'), '{name}')"
+        f"contains(translate(@class, '{ascii_uppercase}', '{ascii_lowercase}'), '{name}')"
         for name in _CAPTION_CLASSES
     )
     + "]"
