@@ -100,8 +100,9 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> None:
 
 
 def cmd_worker(settings: Settings, args: argparse.Namespace) -> None:
-    from workers.settings import create_worker, wait_for_redis_at
+    from workers.settings import create_worker, use_worker_event_loop, wait_for_redis_at
 
+    use_worker_event_loop()
     asyncio.run(wait_for_redis_at(settings))  # a worker may start before Redis; it waits
     asyncio.run(check_services(settings))
     create_worker(settings, burst=args.burst).run()

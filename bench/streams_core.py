@@ -35,7 +35,8 @@ ports 54339 and 63809, Redis database 15).
 (c) Ingest: a loopback server answers a home timeline of 100 Mastodon-style
     statuses (new ids each round); a platform_feed source is polled
     `--rounds` times through the whole path (egress, JSON, HTML -> AST,
-    upsert, links): items stored per second per worker. The AST builder's
+    upsert, links): items stored per second per worker.
+Everything runs on the event loop `python -m app worker` runs (uvloop). The AST builder's
     ratio to bare nh3.clean is bench/safe_content.py's figure (run it).
 """
 
@@ -72,6 +73,7 @@ from app.egress.budgets import Lease as BudgetLease
 from app.streams import polling, providers, resolver, services
 from app.streams.providers import Actor
 from bench._setup import bench_services, bench_settings, new_person
+from workers.settings import use_worker_event_loop
 
 PAGE = 40
 
@@ -712,4 +714,5 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
+    use_worker_event_loop()  # the polls run on the loop `python -m app worker` runs
     asyncio.run(main())
