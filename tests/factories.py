@@ -65,3 +65,16 @@ async def post_form(client: AsyncClient, url: str, data: dict[str, str] | None =
     return await client.post(
         url, data={**(data or {}), "_csrf_token": csrf_of(client)}, follow_redirects=False
     )
+
+
+async def signed_in_speaking(
+    client, people, locale: str, time_zone: str = "UTC", role: str = "editor"
+):  # type: ignore[no-untyped-def]
+    """A member signed in whose profile reads `locale` in `time_zone`."""
+    person = await people.member(role)
+    await sign_in(client, person.email)
+    await post_form(
+        client, "/settings/profile",
+        {"display_name": "Ada", "locale": locale, "time_zone": time_zone},
+    )  # fmt: skip
+    return person

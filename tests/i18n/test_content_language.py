@@ -10,22 +10,13 @@ import re
 
 from app.articles.services import process_scraped_article
 from tests.articles.helpers import ENGLISH, article_event
-from tests.factories import post_form, sign_in
+from tests.factories import signed_in_speaking
 from tests.streams.test_api import api
 from tests.wall.helpers import add_item, keyword_column
 
 
-async def _german_reader(client, people):  # type: ignore[no-untyped-def]
-    person = await people.member("editor")
-    await sign_in(client, person.email)
-    await post_form(
-        client, "/settings/profile", {"display_name": "Ada", "locale": "de", "time_zone": "UTC"}
-    )
-    return person
-
-
 async def test_an_english_article_keeps_its_language_on_a_german_page(client, people):
-    person = await _german_reader(client, people)
+    person = await signed_in_speaking(client, people, "de")
     outcome = await process_scraped_article(
         person.workspace_id, article_event(text=ENGLISH, title="Council approves", language="en")
     )
@@ -40,7 +31,7 @@ async def test_an_english_article_keeps_its_language_on_a_german_page(client, pe
 
 
 async def test_a_post_of_unknown_language_is_not_marked_german(client, people):
-    person = await _german_reader(client, people)
+    person = await signed_in_speaking(client, people, "de")
     column = await keyword_column(person.workspace_id, "Floods")
     await add_item(person.workspace_id, column, 1)
     wall = await client.get("/wall")
@@ -49,7 +40,7 @@ async def test_a_post_of_unknown_language_is_not_marked_german(client, people):
 
 
 async def test_a_post_carries_the_language_its_platform_named(client, people):
-    person = await _german_reader(client, people)
+    person = await signed_in_speaking(client, people, "de")
     column = await keyword_column(person.workspace_id, "Floods")
     await add_item(person.workspace_id, column, 1, html="<p>Floods in Leeds</p>", lang="en")
     await add_item(person.workspace_id, column, 2, html="<p>大阪で洪水</p>", lang="ja")
@@ -69,7 +60,7 @@ async def test_the_api_gives_each_posts_language(client, people):
 
 
 async def test_wall_search_stems_each_post_in_its_own_language(client, people):
-    person = await _german_reader(client, people)
+    person = await signed_in_speaking(client, people, "de")
     ws = person.workspace_id
     column = await keyword_column(ws, "Floods")
     await add_item(ws, column, 1, html="<p>Die Überschwemmungen erreichen Köln</p>", lang="de")

@@ -10,19 +10,8 @@ from app.accounts import services as accounts
 from app.core import db, i18n
 from app.core.i18n import _
 from app.imports import services
-from tests.factories import post_form, sign_in
+from tests.factories import signed_in_speaking
 from tests.wall.helpers import keyword_column
-
-
-async def reader(client, people, locale: str, time_zone: str, role: str = "editor"):  # type: ignore[no-untyped-def]
-    """A member signed in whose profile reads `locale` in `time_zone`."""
-    person = await people.member(role)
-    await sign_in(client, person.email)
-    await post_form(
-        client, "/settings/profile",
-        {"display_name": "Ada", "locale": locale, "time_zone": time_zone},
-    )  # fmt: skip
-    return person
 
 
 async def _instagram_waits(workspace_id: int, column: int) -> None:
@@ -62,7 +51,7 @@ def test_stored_english_is_translated_with_its_values():
 
 
 async def test_an_import_error_reads_in_german(client, people):
-    person = await reader(client, people, "de", "UTC")
+    person = await signed_in_speaking(client, people, "de", "UTC")
     job_id = await services.create_job(
         person.workspace_id, ["https://news.example/a"], actor_user_id=person.user_id
     )
@@ -101,7 +90,7 @@ def test_a_stored_moment_reads_in_the_readers_language_and_time_zone():
 
 
 async def test_api_resources_give_stored_reasons_in_the_callers_language(client, people):
-    person = await reader(client, people, "en", "Europe/Berlin")
+    person = await signed_in_speaking(client, people, "en", "Europe/Berlin")
     token = await accounts.issue_api_token(person.workspace_id, person.user_id, "cli")
     column = await keyword_column(person.workspace_id, "Floods")
     await _instagram_waits(person.workspace_id, column)
@@ -157,7 +146,7 @@ async def test_a_reason_made_while_a_german_saves_a_column_is_stored_in_english(
 
 
 async def test_the_wall_shows_a_sources_stored_moment_in_the_readers_zone(client, people):
-    person = await reader(client, people, "de", "Asia/Tokyo")
+    person = await signed_in_speaking(client, people, "de", "Asia/Tokyo")
     column = await keyword_column(person.workspace_id, "Floods")
     await _instagram_waits(person.workspace_id, column)
     wall = await client.get("/wall")
@@ -167,7 +156,7 @@ async def test_the_wall_shows_a_sources_stored_moment_in_the_readers_zone(client
 
 
 async def test_a_budget_pause_says_until_when_in_the_readers_language_and_zone(client, people):
-    person = await reader(client, people, "de", "America/Los_Angeles")
+    person = await signed_in_speaking(client, people, "de", "America/Los_Angeles")
     column = await keyword_column(person.workspace_id, "Floods")
     async with db.workspace_tx(person.workspace_id) as tx:
         await tx.execute(
