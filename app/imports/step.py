@@ -25,7 +25,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from app.articles import queries as article_queries
 from app.articles.extraction import ExtractionError, extract
 from app.articles.types import Source
-from app.core import config, leases
+from app.core import config, i18n, leases
 from app.core.i18n import _
 from app.imports import policy, queries, services
 from app.imports.types import Claim, ItemState
@@ -161,7 +161,11 @@ async def _read(claim: Claim, lease: leases.Lease) -> ItemState | None:
 
 async def _save_post(claim: Claim) -> ItemState | None:
     """A wall post saved as itself: from what the wall stored, with no fetch."""
-    post = await wall_queries.saved_post(claim.workspace_id, claim.job_id)
-    if post is None:  # swept from the wall (30 days) before the job ran
+    saved = await wall_queries.saved_post(claim.workspace_id, claim.job_id)
+    if saved is None:  # swept from the wall (30 days) before the job ran
         return await services.fail(claim, policy.Fail(_("The post is no longer on the wall.")))
-    return await services.save(claim, post_as_article(post))
+    # The words the article gains (a credit line) are content: in the saver's language, not
+    # the worker's; reasons stored for the item stay English (docs/decisions/i18n.md).
+    with i18n.speaking(saved.language):
+        article = post_as_article(saved.post)
+    return await services.save(claim, article)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from app.core import db
+from app.core import db, i18n
 from app.streams import queries as streams
-from app.streams.types import ItemPage, ItemView
-from app.wall.types import PAGE_SIZE, SaveState, Width
+from app.streams.types import ItemPage
+from app.wall.types import PAGE_SIZE, SavedPost, SaveState, Width
 
 
 async def widths(workspace_id: int, user_id: int) -> dict[int, Width]:
@@ -40,13 +40,20 @@ async def saves(workspace_id: int, item_ids: Iterable[int]) -> dict[int, SaveSta
     }
 
 
-async def saved_post(workspace_id: int, job_id: int) -> ItemView | None:
-    """The post a wall save's import job stores as itself; None once the post is gone."""
-    item_id = await db.fetchval(
-        "SELECT item_id FROM feed_item_saves WHERE workspace_id = $1 AND job_id = $2",
+async def saved_post(workspace_id: int, job_id: int) -> SavedPost | None:
+    """The post a wall save's import job stores as itself, with its saver's language; None
+    once the post is gone. A saver since deleted leaves the default language."""
+    row = await db.fetchrow(
+        "SELECT s.item_id, u.locale FROM feed_item_saves s"
+        " JOIN import_jobs j ON j.workspace_id = s.workspace_id AND j.id = s.job_id"
+        " LEFT JOIN users u ON u.id = j.created_by"
+        " WHERE s.workspace_id = $1 AND s.job_id = $2",
         workspace_id, job_id,
     )  # fmt: skip
-    return await streams.item(workspace_id, item_id) if item_id is not None else None
+    if row is None:
+        return None
+    post = await streams.item(workspace_id, row["item_id"])
+    return SavedPost(post, row["locale"] or i18n.DEFAULT_LANGUAGE) if post else None
 
 
 # The indexed expression (m0017): the post's text as its language's stemmer reads it.

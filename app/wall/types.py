@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from app.streams.types import ColumnView, ItemPage
+from app.streams.types import ColumnView, ItemPage, ItemView
 
 
 class Width(StrEnum):
@@ -22,6 +22,14 @@ class SaveState:
     state: str  # app.imports.types.ItemState value
     article_id: int | None
     error: str
+
+
+@dataclass(frozen=True)
+class SavedPost:
+    """A post a wall save's import job stores as itself, and who saved it."""
+
+    post: ItemView
+    language: str  # the saver's profile language: the article's own words are theirs
 
 
 @dataclass(frozen=True)

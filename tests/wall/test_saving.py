@@ -8,7 +8,9 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from app.core import db
+import pytest
+
+from app.core import db, i18n
 from app.safe_content import (
     Document,
     Link,
@@ -24,6 +26,7 @@ from app.streams.types import ItemView
 from app.wall import queries
 from app.wall import services as wall
 from app.wall.saving import SaveTarget, post_as_article, save_target
+from tests.factories import post_form, signed_in_speaking
 from tests.imports.helpers import item_rows, run_worker
 from tests.wall.helpers import add_item, keyword_column
 
@@ -147,6 +150,34 @@ async def test_a_post_of_pictures_alone_is_saved_not_refused_as_empty(services, 
     assert "A flooded road" in article["text"]
     assert "Photo by alice@social.example on Mastodon" in article["text"]
     assert article["title"].startswith("alice@social.example: A flooded road")
+
+
+@pytest.mark.parametrize(
+    ("saver", "worker", "credit"),
+    [
+        ("de", "en", "Foto von alice@social.example auf Mastodon"),
+        ("en", "de", "Photo by alice@social.example on Mastodon"),
+    ],
+)
+async def test_a_picture_post_is_credited_in_the_savers_language_not_the_workers(
+    client, people, saver, worker, credit
+):
+    person = await signed_in_speaking(client, people, saver)
+    ws = person.workspace_id
+    photo = [{"kind": "image", "url": "https://social.example/m/1.png", "alt": "A flooded road"}]
+    item = await add_item(ws, await keyword_column(ws), 1, html="<p> </p>", media=photo)
+    saved = await post_form(client, f"/wall/items/{item}/save")
+    assert saved.status_code == 303
+    with i18n.speaking(worker):  # the worker process speaks another language
+        await run_worker()
+    state, text = await db.fetchrow(
+        "SELECT i.state, a.text FROM feed_item_saves s"
+        " JOIN import_items i ON i.job_id = s.job_id LEFT JOIN articles a ON a.id = i.article_id"
+        " WHERE s.item_id = $1",
+        item,
+    )
+    assert state == "saved"
+    assert text.split("\n\n")[-1] == credit
 
 
 async def test_a_post_gone_from_the_wall_before_its_job_ran_says_so(services, people):
