@@ -40,6 +40,7 @@ from app.streams.providers import (
     ProviderError,
     ProviderRefused,
     fetch,
+    needs_key,
     provider_for,
 )
 from app.streams.schedule import (
@@ -221,7 +222,7 @@ async def _poll(source: LeasedSource, jitter: float, lease: leases.Lease) -> Non
         message = _("The stored key no longer opens; enter it again.")
         await services.finish(source, _failed(source, jitter), message)
         return
-    if credential is None and source.kind in getattr(provider, "needs_key", frozenset()):
+    if credential is None and needs_key(source.provider, source.kind):
         label = platforms.PLATFORMS[source.provider].label
         message = _("Add the workspace's %(p)s key in Settings to read this.") % {"p": label}
         await services.finish(source, after_rejection(source.consecutive_failures, jitter), message)

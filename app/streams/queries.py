@@ -22,7 +22,7 @@ from app.core import db
 from app.core.i18n import _, format_number
 from app.streams import platforms
 from app.streams.platforms import LedgerRule, clamp_interval, floor_ms
-from app.streams.providers import provider_for
+from app.streams.providers import needs_key, provider_for
 from app.streams.schedule import aggregate_state, window_end, window_start
 from app.streams.types import (
     BudgetView,
@@ -104,7 +104,9 @@ async def column_row(workspace_id: int, column_id: int) -> dict[str, Any] | None
 
 _SOURCES_SQL = """
 SELECT cs.column_id, s.id, s.provider, s.connection_id, s.kind, s.query, s.actor_ref, s.label,
-       s.state, s.last_polled_at, s.next_poll_at, s.last_error, s.interval_ms
+       s.state, s.last_polled_at, s.next_poll_at, s.last_error, s.interval_ms,
+       s.connection_id IS NULL AND NOT EXISTS (SELECT FROM stream_credentials k
+         WHERE k.workspace_id = s.workspace_id AND k.provider = s.provider) AS keyless
 FROM stream_column_sources cs JOIN stream_sources s ON s.id = cs.source_id
 WHERE cs.workspace_id = $1 AND cs.column_id = ANY($2::bigint[])
 ORDER BY s.provider, s.kind, s.label, s.id
@@ -140,11 +142,13 @@ async def column_view(workspace_id: int, column_id: int) -> ColumnView | None:
 
 
 def _source(row: asyncpg.Record) -> SourceView:
+    kind = SourceKind(row["kind"])
     return SourceView(
         id=row["id"], provider=row["provider"], connection_id=row["connection_id"],
-        kind=SourceKind(row["kind"]), query=row["query"], actor_ref=row["actor_ref"],
+        kind=kind, query=row["query"], actor_ref=row["actor_ref"],
         label=row["label"], state=SourceState(row["state"]), last_polled_at=row["last_polled_at"],
         next_poll_at=row["next_poll_at"], last_error=row["last_error"], interval_ms=row["interval_ms"],
+        key_missing=row["keyless"] and needs_key(row["provider"], kind),
     )  # fmt: skip
 
 

@@ -126,6 +126,10 @@ class SourceView:
     next_poll_at: datetime
     last_error: str
     interval_ms: int
+    # It cannot be read without its platform's workspace key, and the workspace has none:
+    # its error says so, and Settings -> Platforms (where keys are entered) mends it. Known
+    # from the key's absence, never from the stored text; the API leaves it out.
+    key_missing: bool = False
 
 
 @dataclass(frozen=True)

@@ -155,6 +155,12 @@ def _paused_lines(column: ColumnView, time_zone: str) -> tuple[str, ...]:
 PLATFORMS_SETTINGS = "/settings/platforms"
 
 
+def mended_at(source: SourceView) -> str:
+    """Where in Settings a source's error is mended, "" when not there: a missing workspace
+    key at its own row of Settings -> Platforms (known from the source, not its words)."""
+    return f"{PLATFORMS_SETTINGS}#key-{source.provider}" if source.key_missing else ""
+
+
 def _budget_action(column: ColumnView) -> tuple[str, str] | None:
     if any(s.state == SourceState.BUDGET_PAUSED for s in column.sources):
         return (_("Raise the cap in Settings → Platforms"), f"{PLATFORMS_SETTINGS}#budgets")
@@ -247,6 +253,7 @@ TEMPLATE_HELPERS: dict[str, Any] = {
     "platform_mark": platform_mark,
     "platforms_of": platforms_of,
     "source_state_label": source_state_label,
+    "mended_at": mended_at,
     "interval_label": interval_label,
     "metrics_of": metrics_of,
     "http_url": http_url,

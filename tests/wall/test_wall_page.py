@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from app.core import db
 from app.imports.types import ItemState
-from app.streams import services
-from tests.factories import post_form, sign_in
+from app.streams import polling, services
+from tests.factories import post_form, sign_in, signed_in_speaking
 from tests.wall.helpers import add_item, keyword_column
 
 
@@ -301,3 +303,62 @@ async def test_a_platform_waiting_for_a_budget_links_its_reason_to_settings(clie
     )
     page = (await client.get("/wall")).text
     assert re.search(r'<a href="/settings/platforms">X reads cost money[^<]*</a>', page)
+
+
+async def _youtube_search(ws: int) -> int:
+    """A YouTube keyword column's one source (its search needs the workspace's key)."""
+    column = await services.create_column(
+        ws,
+        {"type": "keyword", "title": "Climate", "spec": {"query": "climate", "platforms": ["youtube"]}},
+        actor_user_id=None,
+    )  # fmt: skip
+    return int(
+        await db.fetchval(
+            "SELECT source_id FROM stream_column_sources WHERE column_id = $1", column
+        )
+    )
+
+
+@pytest.mark.parametrize(
+    ("locale", "reason"),
+    [
+        ("en", "Add the workspace&#39;s YouTube key in Settings to read this."),
+        (
+            "de",
+            "Hinterlegen Sie den YouTube-Schlüssel des Arbeitsbereichs in den Einstellungen, um",
+        ),
+    ],
+)
+async def test_a_source_missing_its_workspace_key_links_its_reason_to_the_key(
+    client, people, locale, reason
+):
+    person = await signed_in_speaking(client, people, locale)
+    ws = person.workspace_id
+    await polling.poll_source(ws, await _youtube_search(ws), jitter=0)  # fails: no key
+    page = (await client.get("/wall")).text
+    assert re.search(
+        rf'<span class="source-error"><a href="/settings/platforms#key-youtube">'
+        rf"<span data-ignore>{reason}[^<]*</span></a></span>",
+        page,
+    )
+
+
+async def test_other_source_errors_link_nowhere(client, people):
+    person = await _signed_in(client, people)
+    ws = person.workspace_id
+    await keyword_column(ws)  # Mastodon: keyless
+    await services.set_credential(ws, "youtube", "AIza-test-key")
+    youtube = await _youtube_search(ws)
+    await db.fetch(
+        "UPDATE stream_sources SET state = 'error', last_error = $2 WHERE workspace_id = $1",
+        ws, "The platform refused the key",
+    )  # fmt: skip
+    page = (await client.get("/wall")).text
+    errors = re.findall(r'<span class="source-error">(.*?)</span></span>', page)
+    assert errors == ["<span data-ignore>The platform refused the key"] * 2  # no link
+    # The key removed: the search's error is now the missing key's, at its row in Settings.
+    await services.remove_credential(ws, "youtube")
+    await db.fetch("UPDATE stream_sources SET next_poll_at = now() WHERE id = $1", youtube)
+    await polling.poll_source(ws, youtube, jitter=0)
+    page = (await client.get("/wall")).text
+    assert page.count('<a href="/settings/platforms#key-youtube">') == 1

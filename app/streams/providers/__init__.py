@@ -202,6 +202,12 @@ def provider_for(name: str) -> Provider | None:
     return _registry.get(name)
 
 
+def needs_key(name: str, kind: SourceKind) -> bool:
+    """True when `name` cannot read `kind` without the workspace's key (a poll without one
+    fails saying so, and the wall links that reason to where the key is entered)."""
+    return kind in getattr(provider_for(name), "needs_key", frozenset())
+
+
 _BUILTIN = {
     "rss": ("app.streams.providers.rss", "RssProvider"),
     "mastodon": ("app.streams.providers.mastodon", "MastodonProvider"),
