@@ -1,0 +1,70 @@
+"""Pages are read in reader processes (app.articles.reading): same article, same reasons,
+and a reader that dies is replaced without losing the page."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+
+import pytest
+
+from app.articles import reading
+from app.articles.extraction import Extracted, ExtractionError, Failure, read_html
+from app.core.i18n import _, speaking
+from app.safe_content import to_text
+from tests.fakes.site import FakeSite
+from tests.workers.processes import eventually, page_readers, running
+
+URL = "https://news.example/story"
+pytestmark = pytest.mark.usefixtures("settings")  # READING_PROCESSES
+
+
+def page(site: FakeSite, paragraphs: int = 0) -> bytes:
+    """The fake site's article, with `paragraphs` more paragraphs to make it slow to read."""
+    html = site.text("pages", "article.html")
+    more = "".join(
+        f"<p>Paragraph {n} of the council's long report on the river.</p>"
+        for n in range(paragraphs)
+    )
+    return html.replace("</article>", more + "</article>", 1).encode()
+
+
+async def read(body: bytes) -> Extracted:
+    return await reading.read_page(body, url=URL, final_url=URL, charset=None, content_language="")
+
+
+async def test_a_page_read_by_a_reader_is_the_article_read_here(site: FakeSite) -> None:
+    body = page(site)
+    assert await read(body) == read_html(body, url=URL, final_url=URL)
+    assert page_readers(os.getpid()), "the page was read in a reader process"
+
+
+async def test_a_readers_reason_comes_in_the_callers_language(site: FakeSite) -> None:
+    empty = b"<html><head><title>x</title></head><body><nav>Home</nav></body></html>"
+    with speaking("de"):
+        expected = _("No readable text found on the page.")
+        with pytest.raises(ExtractionError) as raised:
+            await read(empty)
+    assert expected != "No readable text found on the page."  # the catalogue has it
+    assert raised.value.failure == Failure.NO_TEXT
+    assert raised.value.reason == expected
+    assert raised.value.url == URL
+
+
+async def test_a_reader_killed_mid_page_is_replaced_and_the_page_read(
+    site: FakeSite, caplog: pytest.LogCaptureFixture
+) -> None:
+    await read(page(site))  # readers running
+    big = page(site, paragraphs=15_000)  # about a second to read
+    reading_it = asyncio.create_task(read(big))
+    before = await eventually(lambda: page_readers(os.getpid()), within=10)
+    await asyncio.sleep(0.3)
+    for pid in before:
+        os.kill(pid, signal.SIGKILL)
+    found = await reading_it
+    assert "a page reader stopped while reading" in caplog.text  # killed mid-page, read again
+    assert found == read_html(big, url=URL, final_url=URL)
+    assert "Paragraph 1000 of the council" in to_text(found.content)
+    assert not any(running(pid) for pid in before)
+    assert set(page_readers(os.getpid())).isdisjoint(before), "new readers took over"
