@@ -11,6 +11,7 @@ from arq import cron, func
 from arq.worker import get_kwargs
 from redis.asyncio import Redis
 
+from app.articles import reading
 from app.core import config, db, redis
 from app.core.config import Settings, redact_url
 from workers import tasks
@@ -41,6 +42,7 @@ async def shutdown(ctx: dict[str, Any]) -> None:
     from app.web.routes import stop
 
     await stop()
+    reading.close()
     await db.disconnect()
 
 

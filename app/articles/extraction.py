@@ -18,7 +18,6 @@ answered 200, pages without readable text. A consent wall is stored, with
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -102,6 +101,7 @@ class Failure(StrEnum):
     UNSUPPORTED_TYPE = "unsupported_type"
     ERROR_PAGE = "error_page"  # an error or bot-check page that answered 200
     NO_TEXT = "no_text"
+    UNREADABLE = "unreadable"  # reading the page stopped its reader process (app.articles.reading)
 
 
 # Worth trying again later: the next attempt may well succeed.
@@ -127,11 +127,21 @@ class ExtractionError(Exception):
         self.status = status  # the HTTP status, for HTTP_STATUS
         self.retry_after = retry_after  # seconds, for RATE_LIMITED when the site said
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Raised in a reading process, re-raised in the worker: rebuilt from its fields."""
+        return (_rebuilt, (self.url, self.failure, self.reason, self.status, self.retry_after))
+
     @property
     def retryable(self) -> bool:
         if self.failure == Failure.HTTP_STATUS:
             return self.status is not None and (self.status >= 500 or self.status == 408)
         return self.failure in RETRYABLE
+
+
+def _rebuilt(
+    url: str, failure: Failure, reason: str, status: int | None, retry_after: float | None
+) -> ExtractionError:
+    return ExtractionError(url, failure, reason, status=status, retry_after=retry_after)
 
 
 @dataclass(frozen=True)
@@ -199,11 +209,12 @@ async def extract(url: str, *, max_bytes: int = HTML_MAX_BYTES) -> Extracted:
             content_language = response.headers.get("content-language", "")
     except EgressError as error:
         raise failure_of(url, error) from error
-    # trafilatura and the sanitiser are CPU work: keep the event loop free for others.
-    return await asyncio.to_thread(
-        read_html, body, url=url, final_url=final_url, charset=charset,
-        content_language=content_language,
-    )  # fmt: skip
+    # trafilatura and the sanitiser are CPU work: done in a reading process.
+    from app.articles.reading import read_page  # it imports this module
+
+    return await read_page(
+        body, url=url, final_url=final_url, charset=charset, content_language=content_language
+    )
 
 
 async def _read_at_least(body: AsyncIterator[bytes], size: int) -> bytes:

@@ -58,7 +58,7 @@ async def read_page(
         except BrokenProcessPool:
             log.warning("a page reader stopped while reading %s; starting new readers", url)
             _discard(readers)
-    reason = _("This page could not be read: reading it stopped the reader twice.")
+    reason = _("This page could not be read: reading it crashed twice.")
     raise ExtractionError(url, Failure.UNREADABLE, reason)
 
 

@@ -79,6 +79,13 @@ class Settings(BaseSettings):
     worker_max_jobs: int = Field(
         default=10, ge=1, le=500, description="Jobs one worker runs at once"
     )
+    reading_processes: int = Field(
+        default=2,
+        ge=1,
+        le=64,
+        description="Processes one worker reads fetched pages in (trafilatura, the sanitiser),"
+        " beside its event loop: about the machine's cores",
+    )
     db_pool_max: int = Field(
         default=10, ge=2, le=200, description="PostgreSQL connections per process"
     )

@@ -155,6 +155,31 @@ class WorkerProcess:
                 self.kill()
 
 
+def page_readers(parent: int) -> list[int]:
+    """The live page-reading processes (app.articles.reading) `parent` started: Linux /proc."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            command = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue  # gone meanwhile
+        state, ppid = stat[0], int(stat[1])
+        if ppid == parent and state != "Z" and b"spawn_main" in command:
+            found.append(int(entry.name))
+    return found
+
+
+def running(pid: int) -> bool:
+    """Alive and not a zombie waiting to be reaped."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 async def eventually(check: Callable[[], object], *, within: float, every: float = 0.25) -> object:
     """Poll an (async or plain) check until it returns something truthy, or fail after `within` s."""
     deadline = time.monotonic() + within

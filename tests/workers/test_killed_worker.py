@@ -6,6 +6,8 @@ runs' counters equal to the rows they stored. Real processes, real signals.
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 from pathlib import Path
 
@@ -15,7 +17,7 @@ from app.topics import services
 from app.topics.types import SourceForm, TopicForm
 from tests.fixtures import make_test_settings
 from tests.topics.test_resilience import serve_feed
-from tests.workers.processes import WorkerProcess, eventually, worker_env
+from tests.workers.processes import WorkerProcess, eventually, page_readers, running, worker_env
 
 STORIES = 12
 
@@ -86,3 +88,26 @@ async def test_a_killed_workers_run_and_analyses_are_done_within_two_minutes(
 
 async def _at_least(topic_id: int, count: int) -> bool:
     return await _stored(topic_id) >= count
+
+
+async def test_a_killed_workers_page_readers_die_with_it(
+    settings: Settings, site, people, redis, tmp_path: Path
+) -> None:
+    """The worker alone is killed (not its process group, as `kill -9 <pid>` does): its page
+    readers ignore SIGTERM for the worker's sake, so only the parent-death signal ends them."""
+    ws = (await people.member("editor")).workspace_id
+    url = serve_feed(site, "readers", 3)
+    env = worker_env(make_test_settings(egress_allow=[site.allow()]))
+    worker = WorkerProcess(env, tmp_path / "worker.log")
+    try:
+        topic_id = await services.create_topic(ws, TopicForm("Readers"), actor_user_id=None)
+        await services.add_source(ws, topic_id, SourceForm("feed", url=url), actor_user_id=None)
+        await eventually(lambda: _at_least(topic_id, 1), within=60)
+        readers = page_readers(worker.process.pid)
+        assert readers, "the worker read its pages in reader processes"
+
+        os.kill(worker.process.pid, signal.SIGKILL)
+        worker.process.wait(10)
+        await eventually(lambda: not any(running(pid) for pid in readers), within=10)
+    finally:
+        worker.kill()
