@@ -82,6 +82,7 @@ class DemoArticle:
     summary: str
     topic: str
     image: str  # a MEDIA name
+    city: str  # where the story is set: its summary's and body's {city}
 
     @property
     def url(self) -> str:
@@ -367,6 +368,7 @@ def _articles() -> tuple[DemoArticle, ...]:
                     summary=text,
                     topic=topic,
                     image=MEDIA[(n * 3 + len(made)) % len(MEDIA)][0],
+                    city=city,
                 )
             )
     return tuple(made)

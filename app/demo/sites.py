@@ -39,6 +39,7 @@ from app.demo.content import (
     stable_token,
 )
 from app.demo.http import DemoRequest, DemoResponse, DemoServer
+from app.demo.stories import STORY_SENTENCES
 
 PAGES = Path(__file__).parent / "pages"
 HTML = "text/html; charset=utf-8"
@@ -67,6 +68,8 @@ PAGE_ROUTES: dict[str, tuple[str, int, str, str]] = {
     "/soft-404": ("soft404.html", 200, "utf-8", HTML),
 }
 RTL = {"ar"}
+UNSPACED = {"ja"}  # languages that run sentences on without a space
+BODY_PARAGRAPHS = 6
 
 
 @dataclass(frozen=True)
@@ -123,25 +126,15 @@ class ArticleSite(DemoServer):
         summary = rng.choice(sentences).format(city=city, n=rng.randint(3, 400))
         title = summary.split(":")[0].split("。")[0].split(". ")[0].strip()[:100]
         slug = f"w{number + WIRE_HISTORY}-{lang}-{topic}-{stable_token(str(number), length=5)}"
-        article = DemoArticle(slug, lang, title, summary, topic, rng.choice(MEDIA)[0])
+        image = rng.choice(MEDIA)[0]
+        article = DemoArticle(slug, lang, title, summary, topic, image, city)
         published = self.world.start + timedelta(seconds=number * WIRE_SECONDS)
         return self._written(article, published, number)
 
     def _written(self, article: DemoArticle, published: datetime, number: int) -> WireArticle:
         rng = random.Random(f"{self.world.seed}:body:{article.slug}")
-        lang = article.lang
-        pool = [s for sentences in SENTENCES[lang].values() for s in sentences]
-        paragraphs = [article.summary]
-        for _ in range(6):
-            picked = rng.sample(pool, min(3, len(pool)))
-            paragraphs.append(
-                " ".join(
-                    s.format(city=rng.choice(CITIES[lang]), n=rng.randint(2, 900)) for s in picked
-                )
-            )
-        return WireArticle(
-            article, published, _REPORTERS[number % len(_REPORTERS)], tuple(paragraphs)
-        )
+        paragraphs = (article.summary, *_story_paragraphs(article, rng))
+        return WireArticle(article, published, _REPORTERS[number % len(_REPORTERS)], paragraphs)
 
     # Handlers -----------------------------------------------------------------------
 
@@ -218,6 +211,20 @@ class ArticleSite(DemoServer):
 
     def _not_found(self, request: DemoRequest) -> DemoResponse:
         return DemoResponse(404, {"Content-Type": HTML}, page_text("error404.html"))
+
+
+def _story_paragraphs(article: DemoArticle, rng: random.Random) -> tuple[str, ...]:
+    """The body after the summary: each sentence of the article's language and topic once,
+    in its city, shuffled and dealt into up to `BODY_PARAGRAPHS` paragraphs - one story
+    that never repeats itself (a body drawn from every topic read as a broken page)."""
+    templates = STORY_SENTENCES[article.lang][article.topic]
+    sentences = [
+        template.format(city=article.city, n=rng.randint(3, 400))
+        for template in rng.sample(templates, len(templates))
+    ]
+    joiner = "" if article.lang in UNSPACED else " "
+    dealt = (sentences[first::BODY_PARAGRAPHS] for first in range(BODY_PARAGRAPHS))
+    return tuple(joiner.join(paragraph) for paragraph in dealt if paragraph)
 
 
 @functools.cache

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 import struct
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
@@ -11,8 +12,9 @@ import pytest
 
 from app.articles.extraction import ExtractionError, extract
 from app.articles.types import Warning
-from app.demo.content import ARTICLE_ORIGIN, ARTICLES, DemoWorld
-from app.demo.sites import WIRE_SECONDS, ArticleSite
+from app.demo.content import ARTICLE_ORIGIN, ARTICLES, SENTENCES, DemoWorld
+from app.demo.sites import WIRE_SECONDS, ArticleSite, WireArticle
+from app.demo.stories import STORY_SENTENCES
 from app.egress import Egress, use_egress
 from app.safe_content import render_html
 from app.topics.feeds import parse_feed
@@ -120,3 +122,57 @@ async def test_media_are_real_pngs_of_their_size(reach: Egress) -> None:
     assert fetched.media_type == "image/png"
     assert fetched.content[:8] == b"\x89PNG\r\n\x1a\n"
     assert struct.unpack(">II", fetched.content[16:24]) == (1200, 800)
+
+
+def _written(seed: int) -> list[WireArticle]:
+    """The articles posts link to and the first 90 minutes of the wire, as `seed` writes them."""
+    site = ArticleSite(DemoWorld(seed, START, clock=lambda: START + timedelta(minutes=90)))
+    linked = [site.find(article.slug) for article in ARTICLES]
+    return [w for w in linked if w is not None] + site.wire()
+
+
+def _pattern(template: str, city: str) -> str:
+    """A story sentence as a regex: its own city, any count."""
+    escaped = re.escape(template)
+    return escaped.replace(re.escape("{city}"), re.escape(city)).replace(re.escape("{n}"), "[0-9]+")
+
+
+def _story_sentences(found: WireArticle) -> list[int]:
+    """Which of its topic's story sentences the body paragraphs are made of, in order.
+
+    Fails on any text that is not one of them, set in the article's own city."""
+    article = found.article
+    templates = STORY_SENTENCES[article.lang][article.topic]
+    sentence = re.compile(
+        "|".join(f"(?P<s{i}>{_pattern(t, article.city)})" for i, t in enumerate(templates))
+    )
+    used = []
+    for paragraph in found.paragraphs[1:]:
+        position = 0
+        while position < len(paragraph):
+            match = sentence.match(paragraph, position)
+            assert match, f"{article.slug}: not its story: {paragraph[position:]!r}"
+            used.append(int(str(match.lastgroup)[1:]))
+            position = match.end() + paragraph.startswith(" ", match.end())
+    return used
+
+
+@pytest.mark.parametrize("seed", [7, 42])
+def test_an_article_body_is_one_story_on_its_own_topic_in_its_own_city(seed: int) -> None:
+    written = _written(seed)
+    assert {w.article.lang for w in written} == set(SENTENCES)  # every language is sampled
+    for found in written:
+        article = found.article
+        assert found.paragraphs[0] == article.summary
+        body = found.paragraphs[1:]
+        assert len(body) == 6
+        assert len(set(body)) == len(body), f"{article.slug} repeats a paragraph"
+        used = _story_sentences(found)
+        assert len(used) == len(set(used)), f"{article.slug} repeats a sentence"
+
+
+def test_the_same_seed_writes_the_same_bodies_and_another_seed_others() -> None:
+    first, again, other = _written(7), _written(7), _written(8)
+    assert [w.paragraphs for w in first] == [w.paragraphs for w in again]
+    linked = len(ARTICLES)
+    assert [w.paragraphs for w in first[:linked]] != [w.paragraphs for w in other[:linked]]
