@@ -83,6 +83,7 @@ class DemoArticle:
     topic: str
     image: str  # a MEDIA name
     city: str  # where the story is set: its summary's and body's {city}
+    lead: int  # which of its topic's SENTENCES its summary is (the body follows that one up)
 
     @property
     def url(self) -> str:
@@ -369,6 +370,7 @@ def _articles() -> tuple[DemoArticle, ...]:
                     topic=topic,
                     image=MEDIA[(n * 3 + len(made)) % len(MEDIA)][0],
                     city=city,
+                    lead=0,
                 )
             )
     return tuple(made)

@@ -23,6 +23,7 @@ import json
 import random
 import struct
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email.utils import format_datetime
@@ -39,7 +40,7 @@ from app.demo.content import (
     stable_token,
 )
 from app.demo.http import DemoRequest, DemoResponse, DemoServer
-from app.demo.stories import STORY_SENTENCES
+from app.demo.stories import FOLLOW_UPS, STORY_SENTENCES
 
 PAGES = Path(__file__).parent / "pages"
 HTML = "text/html; charset=utf-8"
@@ -69,7 +70,7 @@ PAGE_ROUTES: dict[str, tuple[str, int, str, str]] = {
 }
 RTL = {"ar"}
 UNSPACED = {"ja"}  # languages that run sentences on without a space
-BODY_PARAGRAPHS = 6
+BODY_PARAGRAPHS = 6  # after the summary: its headline followed up, then the topic's story
 
 
 @dataclass(frozen=True)
@@ -123,11 +124,12 @@ class ArticleSite(DemoServer):
         topic = "climate" if number % 3 == 0 else rng.choice(TOPICS)
         sentences = SENTENCES[lang].get(topic) or SENTENCES[lang]["climate"]
         city = rng.choice(CITIES[lang])
-        summary = rng.choice(sentences).format(city=city, n=rng.randint(3, 400))
+        lead = rng.randrange(len(sentences))
+        summary = sentences[lead].format(city=city, n=rng.randint(3, 400))
         title = summary.split(":")[0].split("。")[0].split(". ")[0].strip()[:100]
         slug = f"w{number + WIRE_HISTORY}-{lang}-{topic}-{stable_token(str(number), length=5)}"
         image = rng.choice(MEDIA)[0]
-        article = DemoArticle(slug, lang, title, summary, topic, image, city)
+        article = DemoArticle(slug, lang, title, summary, topic, image, city, lead)
         published = self.world.start + timedelta(seconds=number * WIRE_SECONDS)
         return self._written(article, published, number)
 
@@ -214,17 +216,19 @@ class ArticleSite(DemoServer):
 
 
 def _story_paragraphs(article: DemoArticle, rng: random.Random) -> tuple[str, ...]:
-    """The body after the summary: each sentence of the article's language and topic once,
-    in its city, shuffled and dealt into up to `BODY_PARAGRAPHS` paragraphs - one story
+    """The body after the summary: what follows up its headline, then each sentence of its
+    language and topic once, shuffled and dealt into paragraphs, all in its city - one story
     that never repeats itself (a body drawn from every topic read as a broken page)."""
-    templates = STORY_SENTENCES[article.lang][article.topic]
-    sentences = [
-        template.format(city=article.city, n=rng.randint(3, 400))
-        for template in rng.sample(templates, len(templates))
-    ]
+    follow_up = FOLLOW_UPS[article.lang][article.topic][article.lead]
+    story = STORY_SENTENCES[article.lang][article.topic]
+    shuffled = rng.sample(story, len(story))
+    dealt = (shuffled[first :: BODY_PARAGRAPHS - 1] for first in range(BODY_PARAGRAPHS - 1))
+    return tuple(_paragraph(article, templates, rng) for templates in (follow_up, *dealt))
+
+
+def _paragraph(article: DemoArticle, templates: Sequence[str], rng: random.Random) -> str:
     joiner = "" if article.lang in UNSPACED else " "
-    dealt = (sentences[first::BODY_PARAGRAPHS] for first in range(BODY_PARAGRAPHS))
-    return tuple(joiner.join(paragraph) for paragraph in dealt if paragraph)
+    return joiner.join(t.format(city=article.city, n=rng.randint(3, 400)) for t in templates)
 
 
 @functools.cache

@@ -389,3 +389,230 @@ STORY_SENTENCES: dict[str, dict[str, tuple[str, ...]]] = {
         ),
     },
 }
+
+# Per language and topic, per headline of SENTENCES[lang][topic] (in the same order): what
+# carries that headline on. It is the body's first paragraph, so the story picks up its own
+# headline before it widens to the topic.
+FOLLOW_UPS: dict[str, dict[str, tuple[tuple[str, ...], ...]]] = {
+    "en": {
+        "climate": (
+            (
+                "Forecasters say the heat will last into next week, with little rain in sight.",
+                "Public pools in {city} have extended their opening hours until ten at night.",
+            ),
+            (
+                "Most of the amendments concern the timetable for insulating council homes.",
+                "Councillors expect the plan to pass in some form; the question is how fast.",
+            ),
+            (
+                "The gauge has been read every day for decades, first by hand and now by a sensor.",
+                "Hydrologists say the rise matches what the models predicted.",
+            ),
+            (
+                "Wells that had never run dry in living memory were empty by midsummer.",
+                "A regional fund for irrigation and water storage opens for applications in spring.",
+            ),
+        ),
+        "transport": (
+            (
+                "The lanes are separated from traffic by kerbs and planters, not just paint.",
+                "The first stretch links the station with the hospital and the university.",
+            ),
+            (
+                "The trains leave in the late evening and arrive before breakfast.",
+                "A seat costs little more than the coach; a bed in a sleeper compartment, rather "
+                "more.",
+            ),
+        ),
+        "science": (
+            (
+                "The counts began with a group of birdwatchers who wrote everything down in a "
+                "notebook.",
+                "Each record says where, when and who counted, so that others can repeat the walk.",
+            ),
+            (
+                "Most of the errors were in one table of results, and the authors have published "
+                "a correction.",
+                "The study's main claim had spread widely before anyone checked the numbers.",
+            ),
+        ),
+        "culture": (
+            (
+                "The fair runs until Sunday, and organisers expect even more visitors at the "
+                "weekend.",
+                "Entry is free for children and students.",
+            ),
+            (
+                "The opening play lasts nearly four hours, and the audience stayed to the end.",
+                "The season has eleven productions, five of them new plays.",
+            ),
+        ),
+    },
+    "de": {
+        "climate": (
+            (
+                "Der Wetterdienst rechnet frühestens Ende nächster Woche mit Abkühlung.",
+                "Die Freibäder in {city} haben bis 22 Uhr geöffnet.",
+            ),
+            (
+                "Die meisten Anträge betreffen den Zeitplan für die Sanierung städtischer "
+                "Wohnungen.",
+                "Eine Mehrheit für den Plan gilt als sicher, offen ist nur, in welcher Form.",
+            ),
+            (
+                "Der Pegel wird seit Jahrzehnten täglich abgelesen, früher von Hand, heute "
+                "automatisch.",
+                "Fachleute sagen, der Anstieg entspreche dem, was die Modelle erwartet haben.",
+            ),
+        ),
+        "transport": (
+            (
+                "Möglich machen das neue Fahrzeuge, die in den vergangenen Monaten geliefert "
+                "wurden.",
+                "Abends und am Wochenende bleibt es beim bisherigen Takt.",
+            ),
+            (
+                "Am stärksten wuchs die Nachfrage auf den Pendlerstrecken ins Umland.",
+                "Die Verkehrsbetriebe haben deshalb zusätzliche Wagen bestellt.",
+            ),
+        ),
+        "science": (
+            (
+                "Die Zählungen begannen mit einer Gruppe von Vogelfreunden, die alles in ein "
+                "Notizbuch schrieben.",
+                "Zu jedem Eintrag gehören Ort, Zeit und wer gezählt hat, damit andere die Runde "
+                "wiederholen können.",
+            ),
+        ),
+        "culture": (
+            (
+                "Die Messe dauert bis Sonntag, am Wochenende erwarten die Veranstalter noch mehr "
+                "Andrang.",
+                "Kinder und Studierende haben freien Eintritt.",
+            ),
+        ),
+    },
+    "fr": {
+        "climate": (
+            (
+                "Les prévisionnistes n'attendent pas de baisse des températures avant la semaine "
+                "prochaine.",
+            ),
+            ("La plupart des amendements portent sur le calendrier de rénovation des logements.",),
+        ),
+        "transport": (
+            (
+                "Les pistes sont séparées de la circulation par des bordures et des jardinières, "
+                "pas seulement par de la peinture.",
+            ),
+        ),
+        "science": (
+            (
+                "Chaque relevé indique le lieu, la date et la personne qui a compté, pour que "
+                "d'autres puissent refaire le parcours.",
+            ),
+        ),
+        "culture": (("Le festival dure tout l'été, avec des spectacles chaque fin de semaine.",),),
+    },
+    "es": {
+        "climate": (
+            (
+                "Los meteorólogos no esperan que bajen las temperaturas antes de la semana que viene.",
+            ),
+            ("La mayoría de las enmiendas se refieren al calendario para rehabilitar viviendas.",),
+        ),
+        "transport": (
+            (
+                "Los carriles están separados del tráfico por bordillos y jardineras, no solo por "
+                "pintura.",
+            ),
+        ),
+        "science": (
+            (
+                "Cada registro indica el lugar, la fecha y quién contó, para que otros puedan "
+                "repetir el recorrido.",
+            ),
+        ),
+        "culture": (
+            (
+                "La feria sigue abierta hasta el domingo, y la organización espera aún más público "
+                "el fin de semana.",
+            ),
+        ),
+    },
+    "it": {
+        "climate": (
+            (
+                "I meteorologi non prevedono un calo delle temperature prima della prossima settimana.",
+            ),
+            (
+                "La maggior parte degli emendamenti riguarda i tempi per la ristrutturazione delle "
+                "case popolari.",
+            ),
+        ),
+        "transport": (
+            ("Le piste sono separate dal traffico da cordoli e fioriere, non solo dalla vernice.",),
+        ),
+        "science": (
+            (
+                "Ogni rilevamento indica luogo, data e chi ha contato, così che altri possano "
+                "ripetere il percorso.",
+            ),
+        ),
+        "culture": (
+            (
+                "Il salone resta aperto fino a domenica, e per il fine settimana si attende ancora "
+                "più pubblico.",
+            ),
+        ),
+    },
+    "ja": {
+        "climate": (
+            ("気象台によると、この暑さは来週まで続く見込みです。",),
+            ("修正案の多くは、市営住宅の断熱改修の時期に関するものです。",),
+        ),
+        "transport": (("改修工事が終わり、全線で運転できるようになりました。",),),
+        "science": (
+            ("記録には場所と日時、数えた人が書かれており、誰でも同じ調査を繰り返せます。",),
+        ),
+        "culture": (("フェアは日曜日まで開かれ、週末にはさらに多くの来場者が見込まれています。",),),
+    },
+    "ar": {
+        "climate": (
+            ("يتوقع خبراء الأرصاد أن تستمر الحرارة حتى الأسبوع المقبل.",),
+            ("تتعلق معظم التعديلات المقترحة بالجدول الزمني لتحسين عزل المساكن.",),
+        ),
+        "transport": (
+            ("تفصل المسارات عن حركة السيارات حواجز وأحواض نباتات، لا مجرد خطوط مطلية.",),
+        ),
+        "science": (
+            ("يذكر كل سجل المكان والتاريخ ومن أجرى العدّ، حتى يتمكن الآخرون من تكرار الجولة.",),
+        ),
+        "culture": (
+            ("يستمر المعرض حتى يوم الأحد، ويتوقع المنظمون إقبالاً أكبر في عطلة نهاية الأسبوع.",),
+        ),
+    },
+    "uk": {
+        "climate": (
+            ("Синоптики не очікують похолодання до наступного тижня.",),
+            ("Більшість поправок стосується графіка утеплення житлових будинків.",),
+        ),
+        "transport": (
+            (
+                "Велодоріжки відокремлені від проїжджої частини бордюрами та квітниками, а не "
+                "лише розміткою.",
+            ),
+        ),
+        "science": (
+            (
+                "У кожному записі вказано місце, дату й того, хто рахував, тож інші можуть "
+                "повторити маршрут.",
+            ),
+        ),
+        "culture": (
+            (
+                "Ярмарок триватиме до неділі, а на вихідних організатори чекають ще більше відвідувачів.",
+            ),
+        ),
+    },
+}

@@ -14,7 +14,7 @@ from app.articles.extraction import ExtractionError, extract
 from app.articles.types import Warning
 from app.demo.content import ARTICLE_ORIGIN, ARTICLES, SENTENCES, DemoWorld
 from app.demo.sites import WIRE_SECONDS, ArticleSite, WireArticle
-from app.demo.stories import STORY_SENTENCES
+from app.demo.stories import FOLLOW_UPS, STORY_SENTENCES
 from app.egress import Egress, use_egress
 from app.safe_content import render_html
 from app.topics.feeds import parse_feed
@@ -138,7 +138,7 @@ def _pattern(template: str, city: str) -> str:
 
 
 def _story_sentences(found: WireArticle) -> list[int]:
-    """Which of its topic's story sentences the body paragraphs are made of, in order.
+    """Which of its topic's story sentences the body's paragraphs after the first are made of.
 
     Fails on any text that is not one of them, set in the article's own city."""
     article = found.article
@@ -147,7 +147,7 @@ def _story_sentences(found: WireArticle) -> list[int]:
         "|".join(f"(?P<s{i}>{_pattern(t, article.city)})" for i, t in enumerate(templates))
     )
     used = []
-    for paragraph in found.paragraphs[1:]:
+    for paragraph in found.paragraphs[2:]:
         position = 0
         while position < len(paragraph):
             match = sentence.match(paragraph, position)
@@ -157,16 +157,38 @@ def _story_sentences(found: WireArticle) -> list[int]:
     return used
 
 
+def _follows_up_its_headline(found: WireArticle) -> bool:
+    """The summary is its `lead` headline, and the first body paragraph that one's follow-up."""
+    article = found.article
+    headline = SENTENCES[article.lang][article.topic][article.lead]
+    follow_up = FOLLOW_UPS[article.lang][article.topic][article.lead]
+    sequence = " ?".join(_pattern(t, article.city) for t in follow_up)
+    return bool(
+        re.fullmatch(_pattern(headline, article.city), article.summary)
+        and re.fullmatch(sequence, found.paragraphs[1])
+    )
+
+
+def test_every_headline_has_a_follow_up_and_every_topic_a_story() -> None:
+    for lang, topics in SENTENCES.items():
+        for topic, headlines in topics.items():
+            assert len(FOLLOW_UPS[lang][topic]) == len(headlines), (lang, topic)
+            assert all(FOLLOW_UPS[lang][topic]), (lang, topic)
+            assert len(STORY_SENTENCES[lang][topic]) >= (8 if lang in ("en", "de") else 5)
+
+
 @pytest.mark.parametrize("seed", [7, 42])
 def test_an_article_body_is_one_story_on_its_own_topic_in_its_own_city(seed: int) -> None:
     written = _written(seed)
     assert {w.article.lang for w in written} == set(SENTENCES)  # every language is sampled
+    assert len({(w.article.lang, w.article.topic, w.article.lead) for w in written}) > 40
     for found in written:
         article = found.article
         assert found.paragraphs[0] == article.summary
         body = found.paragraphs[1:]
         assert len(body) == 6
         assert len(set(body)) == len(body), f"{article.slug} repeats a paragraph"
+        assert _follows_up_its_headline(found), f"{article.slug}: {body[0]!r}"
         used = _story_sentences(found)
         assert len(used) == len(set(used)), f"{article.slug} repeats a sentence"
 
