@@ -65,11 +65,8 @@ def parse_filter(params: Mapping[str, str], *, default_limit: int = 25) -> Libra
         )
     sort = _choice(params.get("sort", ""), Sort, "sort", _("Unknown order."))
     cursor = params.get("cursor", "").strip()
-    f = LibraryFilter(q=q, sort=sort)
     if cursor:
-        decoded = decode_cursor(cursor)
-        if decoded.sort != f.order or (decoded.rank is None) == (f.order == Sort.RELEVANCE):
-            raise FilterError(_("This page link belongs to another search."), "cursor")
+        cursor_in(cursor, LibraryFilter(q=q, sort=sort))
     return LibraryFilter(
         q=q,
         sort=sort,
@@ -112,6 +109,14 @@ def _limit(value: str, default: int) -> int:
             _("The limit must be between 1 and %(n)s.") % {"n": format_number(MAX_LIMIT)}, "limit"
         )
     return int(value)
+
+
+def cursor_in(value: str, f: LibraryFilter) -> Cursor:
+    """`value` decoded, if it is a place in `f`'s order (else FilterError)."""
+    decoded = decode_cursor(value)
+    if decoded.sort != f.order or (decoded.rank is None) == (f.order == Sort.RELEVANCE):
+        raise FilterError(_("This page link belongs to another search."), "cursor")
+    return decoded
 
 
 def encode_cursor(cursor: Cursor) -> str:

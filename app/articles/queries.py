@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 from asyncpg import Record
@@ -96,10 +97,25 @@ def _filters(workspace_id: int, f: LibraryFilter) -> _Where:
     return where
 
 
-async def library(workspace_id: int, f: LibraryFilter) -> LibraryPage:
-    """One page of the library (or the trash) in the filter's order."""
-    cursor = listing.decode_cursor(f.cursor) if f.cursor else None
-    rows = await (_search(workspace_id, f, cursor) if f.q else _recent(workspace_id, f, cursor))
+@dataclass(frozen=True)
+class _Span:
+    """Where a page starts (after `cursor`, then `skip` rows) and the last place it may reach."""
+
+    cursor: Cursor | None
+    skip: int = 0
+    until: Cursor | None = None
+
+
+async def library(
+    workspace_id: int, f: LibraryFilter, *, skip: int = 0, until: Cursor | None = None
+) -> LibraryPage:
+    """One page of the library (or the trash) in the filter's order.
+
+    `skip` rows after the cursor are left out and no row after `until` is read: a client's
+    rows below its first page, read again (the library's live view).
+    """
+    span = _Span(listing.decode_cursor(f.cursor) if f.cursor else None, skip, until)
+    rows = await (_search(workspace_id, f, span) if f.q else _recent(workspace_id, f, span))
     more = len(rows) > f.limit
     rows = rows[: f.limit]
     items = [_row(r) for r in rows]
@@ -141,6 +157,14 @@ def _after(order: Sort, cursor: Cursor | None, where: _Where, cols: tuple[str, s
     return f"({at_col}, {id_col}) {op} ({at}, {after})"
 
 
+def _within(order: Sort, span: _Span, where: _Where, cols: tuple[str, str, str]) -> str:
+    """The keyset conditions on `cols` for the rows after the span's cursor, up to its end."""
+    after = _after(order, span.cursor, where, cols)
+    if span.until is None:
+        return after
+    return f"{after} AND NOT ({_after(order, span.until, where, cols)})"
+
+
 def _order_by(order: Sort, cols: tuple[str, str, str]) -> str:
     rank_col, at_col, id_col = cols
     if order == Sort.RELEVANCE:
@@ -149,11 +173,12 @@ def _order_by(order: Sort, cols: tuple[str, str, str]) -> str:
     return f"{at_col} {way}, {id_col} {way}"
 
 
-async def _recent(workspace_id: int, f: LibraryFilter, cursor: Cursor | None) -> list[Record]:
+async def _recent(workspace_id: int, f: LibraryFilter, span: _Span) -> list[Record]:
     where = _filters(workspace_id, f)
     cols = ("NULL", _sort_at(f.order), "a.id")  # written out, so the indexes apply
-    where.add(_after(f.order, cursor, where, cols))
+    where.add(_within(f.order, span, where, cols))
     limit = where.param(f.limit + 1)
+    skip = where.param(span.skip)
     return await db.fetch(
         f"""
         SELECT {_ROW_COLUMNS}, NULL::real AS rank, {cols[1]} AS sort_at,
@@ -161,19 +186,20 @@ async def _recent(workspace_id: int, f: LibraryFilter, cursor: Cursor | None) ->
         FROM articles a {_ROW_JOINS}
         WHERE {where.sql}
         ORDER BY {_order_by(f.order, cols)}
-        LIMIT {limit}
+        LIMIT {limit} OFFSET {skip}
         """,
         *where.args,
     )
 
 
-async def _search(workspace_id: int, f: LibraryFilter, cursor: Cursor | None) -> list[Record]:
+async def _search(workspace_id: int, f: LibraryFilter, span: _Span) -> list[Record]:
     where = _filters(workspace_id, f)
     query = where.param(f.q)
     where.add(f"a.search @@ newsdesk_search_any({query})")
     where.add("a.search @@ sq.query")
-    page_where = _after(f.order, cursor, where, _HIT_COLUMNS)
+    page_where = _within(f.order, span, where, _HIT_COLUMNS)
     limit = where.param(f.limit + 1)
+    skip = where.param(span.skip)
     markers = where.param(listing.HIT_START + listing.HIT_END)
     options = where.param(listing.HEADLINE_OPTIONS)
     # The index finds candidates with the query as any language reads it;
@@ -197,7 +223,7 @@ async def _search(workspace_id: int, f: LibraryFilter, cursor: Cursor | None) ->
         ), page AS (
           SELECT * FROM hits WHERE {page_where}
           ORDER BY {_order_by(f.order, _HIT_COLUMNS)}
-          LIMIT {limit}
+          LIMIT {limit} OFFSET {skip}
         )
         SELECT page.*, NULL AS opening,
           ts_headline(page.config, translate(left(page.text, 200000), {markers}, ''),
