@@ -1,6 +1,6 @@
 """The library in a real browser: the reader's analysis panel fills in live, phones fit."""
 
-from playwright.async_api import Page, expect
+from playwright.async_api import Locator, Page, expect
 
 from app.analysis.services import reconcile
 from app.articles.services import process_scraped_article
@@ -8,7 +8,7 @@ from app.core import db
 from e2e.conftest import sign_in_page
 from e2e.test_live import _set_hidden
 from tests.articles.helpers import ENGLISH, article_event
-from tests.factories import PASSWORD
+from tests.factories import PASSWORD, Person
 
 
 async def _hold_analysis(article_id: int) -> None:
@@ -106,14 +106,19 @@ async def _row_ids(page: Page) -> list[str]:
     )
 
 
-async def test_loaded_rows_survive_a_reconnect_and_load_more_adds_no_twin(page: Page, people):
+async def _live_library(page: Page, people, stories: int) -> tuple[Person, Locator]:
+    """An editor's library of `stories` articles, open with its live stream connected."""
     person = await people.member("editor")
-    for i in range(60):
+    for i in range(stories):
         await process_scraped_article(person.workspace_id, article_event(title=f"Story {i:02d}"))
     await sign_in_page(page, person.email, PASSWORD)
     async with page.expect_response(lambda r: "/articles/stream" in r.url):
         await page.goto("/articles")
-    rows = page.locator("#library-list li.article-row")
+    return person, page.locator("#library-list li.article-row")
+
+
+async def test_loaded_rows_survive_a_reconnect_and_load_more_adds_no_twin(page: Page, people):
+    person, rows = await _live_library(page, people, 60)
     more = page.get_by_role("link", name="Load more")
     await expect(rows).to_have_count(25)
 
@@ -141,3 +146,32 @@ async def test_loaded_rows_survive_a_reconnect_and_load_more_adds_no_twin(page: 
     await expect(rows).to_have_count(62)
     assert len(set(await _row_ids(page))) == 62
     await expect(more).to_be_hidden()
+
+
+async def _library_ids(workspace_id: int) -> list[str]:
+    """The library's rows in the list's order, as a reload would show them."""
+    rows = await db.fetch(
+        """SELECT id FROM articles WHERE workspace_id = $1 AND deleted_at IS NULL
+           ORDER BY least(published_at, created_at) DESC, id DESC""",
+        workspace_id,
+    )
+    return [f"article-{r['id']}" for r in rows]
+
+
+async def test_articles_that_arrived_while_away_fill_the_gap_above_the_loaded_rows(
+    page: Page, people
+):
+    person, rows = await _live_library(page, people, 40)
+    await page.get_by_role("link", name="Load more").click()
+    await expect(rows).to_have_count(40)
+
+    # Away (the stream closes): three articles arrive and push three rows off the first page.
+    await _set_hidden(page, True)
+    for i in range(3):
+        await process_scraped_article(person.workspace_id, article_event(title=f"Away {i}"))
+    async with page.expect_response(lambda r: "/articles/stream" in r.url):
+        await _set_hidden(page, False)
+
+    await expect(rows.first).to_contain_text("Away 2", timeout=10_000)
+    await expect(rows).to_have_count(43)  # the three pushed-off rows are back, between
+    assert await _row_ids(page) == await _library_ids(person.workspace_id)

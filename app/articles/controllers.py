@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
@@ -10,6 +11,7 @@ from urllib.parse import urlencode
 
 from datastar_py.consts import ElementPatchMode
 from datastar_py.litestar import DatastarResponse
+from datastar_py.sse import DatastarEvent
 from datastar_py.sse import ServerSentEventGenerator as SSE
 from litestar import Controller, Request, get, post
 from litestar.exceptions import ClientException, NotFoundException
@@ -18,11 +20,12 @@ from litestar.response import Redirect, Template
 
 from app.accounts.guards import allows, member_of
 from app.accounts.roles import Permission
+from app.accounts.types import Viewer
 from app.analysis import queries as analysis_queries
 from app.analysis.types import AnalysisView
 from app.articles import queries, services
 from app.articles.labels import TEMPLATE_HELPERS
-from app.articles.listing import FilterError, parse_filter
+from app.articles.listing import FilterError, cursor_in, parse_filter
 from app.articles.live import LibraryView
 from app.articles.types import (
     AnalysisState,
@@ -45,6 +48,14 @@ from app.web.templating import render_block
 LIBRARY = "articles/library.html"
 READER = "articles/reader.html"
 FILTER_FIELDS = ("q", "topic", "source", "state", "deleted", "sort")
+# A client's rows below its first page, read again after a whole state: at most this many
+# pages' worth (beyond them it goes on with "Load more").
+HELD_PAGES = 10
+# What a client holds below its first page reaches the library's end ("Load more" is gone).
+HELD_TO_END = "end"
+# Every list render gets its own number: a whole state of the live list always changes the
+# `#library-held` trigger, so each one makes a client with loaded rows read them again.
+_renders = itertools.count()
 
 
 def _typed(request: Request) -> dict[str, str]:
@@ -79,6 +90,7 @@ async def _list_context(workspace_id: int, f: LibraryFilter) -> dict[str, Any]:
         "more_url": f"/articles/more?{after}" if library_page.next_cursor else "",
         "here": "/articles" + (f"?{query}" if query else ""),
         "stream_url": "/articles/stream" + (f"?{query}" if query else ""),
+        "held_url": f"/articles/held?{_query_string(f, render=str(next(_renders)))}",
         "error": None,
         "error_field": None,
         **TEMPLATE_HELPERS,
@@ -94,10 +106,41 @@ def _invalid_context(error: FilterError) -> dict[str, Any]:
         "more_url": "",
         "here": "/articles",
         "stream_url": "",
+        "held_url": "",
         "error": error.message,
         "error_field": error.field,
         **TEMPLATE_HELPERS,
     }
+
+
+def _filter_or_400(request: Request) -> LibraryFilter:
+    try:
+        return parse_filter(request.query_params)
+    except FilterError as error:
+        raise ClientException(detail=error.message) from None
+
+
+def _loaded_rows(
+    request: Request, viewer: Viewer, f: LibraryFilter, items: list[ArticleRow]
+) -> str:
+    """Rows for below the first page, rendered for this one person (unlike the live list)."""
+    here = "/articles" + (f"?{q}" if (q := _query_string(replace(f, cursor=""))) else "")
+    shared = {
+        **TEMPLATE_HELPERS,
+        "filter": f,
+        "viewer": viewer,
+        "can_manage": viewer.can(Permission.ARTICLES_IMPORT),
+        "here": here,  # a row's Delete comes back to the list, not to this page
+    }
+    return "".join(render_block(LIBRARY, "article_row", request, a=row, **shared) for row in items)
+
+
+def _held_signals(f: LibraryFilter, held: str) -> DatastarEvent:
+    """The client's own span below its first page: it reaches `held` (a cursor, or the end),
+    its next "Load more" goes on from there."""
+    end = held == HELD_TO_END
+    more_url = "" if end else f"/articles/more?{_query_string(f, cursor=held)}"
+    return SSE.patch_signals({"_libraryMore": more_url, "_libraryEnd": end, "_libraryHeld": held})
 
 
 class LibraryController(Controller):
@@ -135,10 +178,7 @@ class LibraryController(Controller):
     @get("/stream")
     async def stream(self, request: Request) -> DatastarResponse:
         _viewer, workspace_id = member_of(request)
-        try:
-            f = parse_filter(request.query_params)
-        except FilterError as error:
-            raise ClientException(detail=error.message) from None
+        f = _filter_or_400(request)
         return live(request, lambda viewer: LibraryView(viewer, workspace_id, f, _list_context))
 
     @get("/more")
@@ -146,27 +186,47 @@ class LibraryController(Controller):
         """The next page's rows appended below the first page, and where the next "Load more"
         goes on from: the client's own signals, which the stream's whole state leaves alone."""
         viewer, workspace_id = member_of(request)
+        f = _filter_or_400(request)
+        more = await queries.library(workspace_id, f)
+        rows = _loaded_rows(request, viewer, f, more.items)
+        return DatastarResponse(
+            [
+                SSE.patch_elements(rows, selector="#library-loaded", mode=ElementPatchMode.APPEND),
+                _held_signals(f, more.next_cursor or HELD_TO_END),
+            ]
+        )
+
+    @get("/held")
+    async def held(self, request: Request) -> DatastarResponse:
+        """The rows a client holds below its first page, read again: from the first page's
+        end to `until`, where its "Load more" reached. A whole state of the live list (a
+        reconnect, a burst of articles) may have pushed rows past the first page that the
+        client never got; these rows replace its loaded ones, holes and stale rows alike."""
+        viewer, workspace_id = member_of(request)
+        f = _filter_or_400(request)
+        until = request.query_params.get("until", "")
         try:
-            f = parse_filter(request.query_params)
+            end = None if until == HELD_TO_END else cursor_in(until, f)
         except FilterError as error:
             raise ClientException(detail=error.message) from None
-        context = await _list_context(workspace_id, f)
-        here = "/articles" + (f"?{q}" if (q := _query_string(replace(f, cursor=""))) else "")
-        shared = {
-            **context,
-            "viewer": viewer,
-            "can_manage": viewer.can(Permission.ARTICLES_IMPORT),
-            "here": here,  # a row's Delete comes back to the list, not to this page
-        }
-        rows = "".join(
-            render_block(LIBRARY, "article_row", request, a=row, **shared)
-            for row in context["library"].items
+        held = await queries.library(
+            workspace_id, replace(f, limit=f.limit * HELD_PAGES), skip=f.limit, until=end
         )
-        more_url = context["more_url"]
+        # Replaced, not morphed: the list ignores morphs (a whole state leaves it alone).
         events = [
-            SSE.patch_elements(rows, selector="#library-loaded", mode=ElementPatchMode.APPEND),
-            SSE.patch_signals({"_libraryMore": more_url, "_libraryEnd": not more_url}),
+            SSE.patch_elements(
+                render_block(LIBRARY, "loaded", request),
+                selector="#library-loaded",
+                mode=ElementPatchMode.REPLACE,
+            )
         ]
+        if held.items:
+            rows = _loaded_rows(request, viewer, f, held.items)
+            events.append(
+                SSE.patch_elements(rows, selector="#library-loaded", mode=ElementPatchMode.APPEND)
+            )
+        # Beyond HELD_PAGES the client goes on with "Load more" from the last row read.
+        events.append(_held_signals(f, held.next_cursor or until))
         return DatastarResponse(events)
 
     @get("/{article_id:int}")

@@ -1,6 +1,8 @@
 // The library's "Load more" rows. They live in #library-loaded, below the first page, which the
 // live stream's whole state (a reconnect, a client that fell behind) leaves alone: that state
-// covers the first page only. This file keeps the two lists one list of distinct articles.
+// covers the first page only. This file keeps the two lists one list of distinct articles. (A
+// whole state also makes a client with loaded rows read them again - #library-held - so rows it
+// pushed past the first page are not lost: docs/decisions/live.md.)
 const firstPage = () => document.getElementById("library-rows");
 const loaded = () => document.getElementById("library-loaded");
 

@@ -619,3 +619,22 @@ async def test_deleting_an_article_twice_is_harmless(client, people):
     response = await post_form(client, f"/articles/{article_id}/delete")
 
     assert response.status_code == 303
+
+
+async def test_every_whole_state_of_the_library_asks_clients_to_read_their_loaded_rows_again(
+    client, people, web_app
+):
+    person = await signed_in(client, people)
+    for i in range(25):
+        await save(person.workspace_id, title=f"Story {i}")
+    held = re.compile(r'id="library-held" hidden data-init="[^"]*/articles/held\?render=(\d+)')
+
+    async with LiveStream(web_app, client, "/articles/stream") as stream:
+        first = held.findall(await stream.until("Story 0"))
+        # A 26th article: "Load more" appears, so the whole list goes out again.
+        await save(person.workspace_id, title="One more")
+        again = held.findall(await stream.until("One more"))
+
+    assert len(first) == 1
+    assert len(again) == 2
+    assert again[1] != first[0]  # a changed trigger runs again in the browser

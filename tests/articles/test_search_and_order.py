@@ -250,3 +250,74 @@ async def test_load_more_answers_with_rows_to_append_and_the_next_link(client, p
     # The rows' Delete submits the page's own form, which comes back to the list.
     assert 'form="article-actions" formaction="/articles/' in rows
     assert "_csrf_token" not in rows
+
+
+async def _held(client, until: str, **params: str) -> tuple[list[int], str]:
+    answer = await client.get(
+        "/articles/held", params={"until": until, **params}, headers={"datastar-request": "true"}
+    )
+    assert answer.status_code == 200
+    return [int(i) for i in re.findall(r'id="article-(\d+)"', answer.text)], answer.text
+
+
+async def test_held_rows_are_read_again_from_the_first_page_end_to_where_load_more_reached(
+    client, people
+):
+    person = await signed_in(client, people)
+    ws = person.workspace_id
+    made = [await dated(ws, f"Story {i}", NOW - timedelta(days=i)) for i in range(9)]
+    first = await queries.library(ws, parse_filter({"limit": "3"}))
+    loaded = await queries.library(ws, parse_filter({"limit": "3", "cursor": first.next_cursor}))
+    assert loaded.next_cursor is not None
+    # While the client was away two articles arrived and pushed two rows off its first page.
+    for i in range(2):
+        await dated(ws, f"New {i}", NOW + timedelta(hours=i))
+
+    ids, sent = await _held(client, loaded.next_cursor, limit="3")
+
+    # The first page is now New 1, New 0, Story 0: below it, everything up to the last
+    # loaded row - the two pushed off rows included - replaces what the client held.
+    assert ids == made[1:6]
+    assert "mode replace" in sent
+    assert "selector #library-loaded" in sent
+    assert re.search(r'"_libraryHeld":\s*"' + re.escape(loaded.next_cursor), sent)
+    assert re.search(r'"_libraryEnd":\s*false', sent)
+    assert "cursor=" + loaded.next_cursor in sent  # "Load more" goes on where it was
+
+    to_end, sent = await _held(client, "end", limit="3")
+    assert to_end == made[1:]
+    assert re.search(r'"_libraryEnd":\s*true', sent)
+
+
+async def test_held_rows_beyond_ten_pages_hand_over_to_load_more(client, people):
+    person = await signed_in(client, people)
+    ws = person.workspace_id
+    made = [await dated(ws, f"Story {i}", NOW - timedelta(days=i)) for i in range(14)]
+
+    ids, sent = await _held(client, "end", limit="1")
+
+    assert ids == made[1:11]  # ten pages of one row
+    held = re.search(r'"_libraryHeld":\s*"([^"]+)"', sent)
+    assert held is not None
+    assert held.group(1) != "end"
+    assert re.search(r'"_libraryEnd":\s*false', sent)
+    more = await queries.library(ws, parse_filter({"limit": "5", "cursor": held.group(1)}))
+    assert [row.id for row in more.items] == made[11:]
+
+
+async def test_held_rows_of_a_search_end_at_the_last_loaded_hit(client, people):
+    person = await signed_in(client, people)
+    ws = person.workspace_id
+    for i in range(5):
+        await save(ws, title=f"Flood report {i}", text=ENGLISH)
+    await save(ws, title="Weather", text="Sunny all week.")
+    order = await found(ws, "flood")
+    first = await queries.library(ws, parse_filter({"q": "flood", "limit": "1"}))
+    loaded = await queries.library(
+        ws, parse_filter({"q": "flood", "limit": "2", "cursor": first.next_cursor})
+    )
+    assert loaded.next_cursor is not None
+
+    ids, _sent = await _held(client, loaded.next_cursor, q="flood", limit="1")
+
+    assert ids == order[1:3]
