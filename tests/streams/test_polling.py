@@ -13,6 +13,7 @@ from app.core import db
 from app.live.notices import channel
 from app.streams import polling, services
 from app.streams.types import COLUMNS_TOPIC, column_topic
+from app.wall import queries as wall_queries
 from tests.egress.servers import Reply
 from tests.streams.conftest import items_of, make_due, source_row, sources_of
 from tests.streams.statuses import status, statuses_reply
@@ -124,6 +125,36 @@ async def test_a_second_sighting_fills_in_an_unknown_language_only(people, site,
     await make_due(source)
     await polling.poll_source(ws, source, jitter=0)
     assert await stored_languages(ws) == {"0": "nl", "1": "fr"}  # a known language stays
+
+
+def untagged_rss(bodies: list[str]) -> bytes:
+    """A feed that tags no language, channel or entry."""
+    entries = "".join(
+        f"<item><title>Entry {n}</title><guid>https://harbour.example/posts/{n}</guid>"
+        f"<description>{body}</description></item>"
+        for n, body in enumerate(bodies)
+    )
+    return f"""<?xml version="1.0"?><rss version="2.0"><channel><title>Harbour Watch</title>
+    <link>https://harbour.example/</link>{entries}</channel></rss>""".encode()
+
+
+async def test_untagged_posts_get_the_language_their_words_show(people, site, site_egress):
+    ws, _owner = await people.workspace()
+    bodies = [
+        "Die Stadt hat am Dienstag beschlossen, dass die neue Brücke über den Fluss im Sommer"
+        " für den Verkehr geöffnet wird und die Fähre dann nicht mehr fährt.",
+        "The council said on Tuesday that the new bridge over the river will open to traffic"
+        " in the summer and that the ferry will then stop running.",
+        "Hafen, 12:00",  # too short to tell: stays untagged
+    ]
+    column = await account_column(ws, feed(site, "/untagged.rss", untagged_rss(bodies)))
+    [source] = await sources_of(column)
+    assert await polling.poll_source(ws, source, jitter=0)
+    assert await stored_languages(ws) == {"0": "de", "1": "en", "2": ""}
+    # The wall's search stems the German post as German: another form of its word finds it.
+    found = await wall_queries.search(ws, "Brücken", None)
+    [post] = found.items
+    assert "Die Stadt hat am Dienstag beschlossen" in post.plain_text
 
 
 async def test_two_columns_sharing_a_feed_cost_one_poll(people, site, site_egress):

@@ -21,10 +21,12 @@ import hashlib
 import importlib
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
+from app.analysis import language
+from app.analysis.text import words
 from app.core.i18n import _
 from app.safe_content import Document
 from app.streams.platforms import canonical_host
@@ -228,14 +230,30 @@ def _load_builtin() -> None:
 async def fetch(
     provider: Provider, kind: SourceKind, credential: Credential | None, request: FetchRequest
 ) -> Page:
-    """The one call the scheduler makes: the provider's method for `kind`."""
+    """The one call the scheduler makes: the provider's method for `kind`; posts the
+    platform did not tag with a language get the one their words show, when they show one."""
     if kind == SourceKind.SEARCH:
-        return await provider.search(credential, request)
-    if kind == SourceKind.AUTHOR:
-        return await provider.author_feed(credential, request)
-    if kind == SourceKind.HOME:
-        return await provider.home(credential, request)
-    return await provider.mentions(credential, request)
+        page = await provider.search(credential, request)
+    elif kind == SourceKind.AUTHOR:
+        page = await provider.author_feed(credential, request)
+    elif kind == SourceKind.HOME:
+        page = await provider.home(credential, request)
+    else:
+        page = await provider.mentions(credential, request)
+    return with_languages(page)
+
+
+def with_languages(page: Page) -> Page:
+    """`page` with its untagged posts' language guessed from their words (many feeds and
+    some platforms tag none): the wall's search stems a post in its language. A post too
+    short or too mixed to tell stays untagged (`language.detect` says nothing unsure)."""
+    if all(item.lang for item in page.items):
+        return page
+    items = tuple(
+        item if item.lang else replace(item, lang=language.detect(words(item.plain_text)))
+        for item in page.items
+    )
+    return replace(page, items=items)
 
 
 def canonical_id(remote_id: str, host: str = "") -> str:
