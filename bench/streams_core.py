@@ -398,16 +398,16 @@ def spending(into: Spent, trips: RoundTrips) -> Iterator[None]:
 @contextmanager
 def probed(trips: RoundTrips) -> Iterator[None]:
     """Attribute the provider call and the host budget's Redis calls of every poll."""
-    rss = providers.provider_for("rss")
-    assert rss is not None
-    feed, try_budget, acquire, release = (
-        rss.author_feed, Budgets._try, Budgets.acquire, BudgetLease.release,
+    # The provider call as the scheduler makes it: `providers.fetch` (the provider's method,
+    # then the untagged posts' language guessed - normalising too).
+    call, try_budget, acquire, release = (
+        polling.fetch, Budgets._try, Budgets.acquire, BudgetLease.release,
     )  # fmt: skip
 
-    async def timed_feed(credential: Any, request: Any) -> Any:
+    async def timed_call(*args: Any, **kwargs: Any) -> Any:
         probe = _probe.get() or Probe()
         with spending(probe.provider, trips):
-            return await feed(credential, request)
+            return await call(*args, **kwargs)
 
     async def timed_try(this: Any, *args: Any, **kwargs: Any) -> Any:
         probe = _probe.get() or Probe()
@@ -428,7 +428,7 @@ def probed(trips: RoundTrips) -> Iterator[None]:
             probe.waited += time.perf_counter() - t - (probe.budget.wall - tries)
 
     patches = [
-        (rss, "author_feed", feed, timed_feed), (Budgets, "_try", try_budget, timed_try),
+        (polling, "fetch", call, timed_call), (Budgets, "_try", try_budget, timed_try),
         (Budgets, "acquire", acquire, timed_acquire), (BudgetLease, "release", release, timed_release),
     ]  # fmt: skip
     for owner, name, _real, timed in patches:
