@@ -18,6 +18,9 @@ parallel with the loop and with each other.
 - A reader that dies (a crash inside lxml, the kernel's OOM killer) breaks the pool: it is
   made anew and the page read once more; a page that stops its reader twice fails with a
   reason, and the worker lives on.
+- A page that takes longer than READING_SECONDS to read (a hostile page can make the
+  extractor run for minutes) fails with a reason, and its reader is killed: in a thread it
+  would have held the item - and its lease, renewed by the heartbeat - for as long as it ran.
 """
 
 from __future__ import annotations
@@ -51,13 +54,22 @@ async def read_page(
     """`extraction.read_html` in a reading process; its reasons in the caller's language."""
     call = partial(_read, body, url, final_url, charset, content_language, active_language())
     loop = asyncio.get_running_loop()
+    deadline = config.active().reading_seconds
     for _attempt in range(2):
         readers = _pool()
         try:
-            return _decoder.decode(await loop.run_in_executor(readers, call))
+            async with asyncio.timeout(deadline):
+                return _decoder.decode(await loop.run_in_executor(readers, call))
         except BrokenProcessPool:
             log.warning("a page reader stopped while reading %s; starting new readers", url)
             _discard(readers)
+        except TimeoutError:
+            # The reader would go on reading: stop it (and the others - a pool cannot tell
+            # which reader has which page; their pages are read again, see above).
+            log.warning("reading %s took over %s s; stopping its readers", url, deadline)
+            _stop(readers)
+            reason = _("This page could not be read: reading it took too long.")
+            raise ExtractionError(url, Failure.UNREADABLE, reason) from None
     reason = _("This page could not be read: reading it crashed twice.")
     raise ExtractionError(url, Failure.UNREADABLE, reason)
 
@@ -77,6 +89,13 @@ def _pool() -> ProcessPoolExecutor:
             initializer=_reader_started,
         )
     return _readers
+
+
+def _stop(readers: ProcessPoolExecutor) -> None:
+    """Kill the readers now, then let the pool go."""
+    for process in list(readers._processes.values()):
+        process.kill()
+    _discard(readers)
 
 
 def _discard(readers: ProcessPoolExecutor) -> None:

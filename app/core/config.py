@@ -86,6 +86,13 @@ class Settings(BaseSettings):
         description="Processes one worker reads fetched pages in (trafilatura, the sanitiser),"
         " beside its event loop: about the machine's cores",
     )
+    reading_seconds: float = Field(
+        default=60.0,
+        ge=0.1,
+        le=3600,
+        description="Longest a fetched page may take to read; a slower one fails and its"
+        " reader is stopped",
+    )
     db_pool_max: int = Field(
         default=10, ge=2, le=200, description="PostgreSQL connections per process"
     )

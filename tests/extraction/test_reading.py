@@ -11,9 +11,12 @@ import pytest
 
 from app.articles import reading
 from app.articles.extraction import Extracted, ExtractionError, Failure, read_html
+from app.core import config
+from app.core.config import Settings
 from app.core.i18n import _, speaking
 from app.safe_content import to_text
 from tests.fakes.site import FakeSite
+from tests.fixtures import make_test_settings
 from tests.workers.processes import eventually, page_readers, running
 
 URL = "https://news.example/story"
@@ -68,3 +71,20 @@ async def test_a_reader_killed_mid_page_is_replaced_and_the_page_read(
     assert "Paragraph 1000 of the council" in to_text(found.content)
     assert not any(running(pid) for pid in before)
     assert set(page_readers(os.getpid())).isdisjoint(before), "new readers took over"
+
+
+async def test_a_page_that_reads_too_long_fails_and_its_reader_is_stopped(
+    site: FakeSite, settings: Settings
+) -> None:
+    await read(page(site))  # readers running
+    before = page_readers(os.getpid())
+    config.activate(make_test_settings(reading_seconds=0.5))
+    try:
+        with pytest.raises(ExtractionError) as raised:
+            await read(page(site, paragraphs=40_000))  # seconds to read
+    finally:
+        config.activate(settings)
+    assert raised.value.failure == Failure.UNREADABLE
+    assert raised.value.reason == "This page could not be read: reading it took too long."
+    await eventually(lambda: not any(running(pid) for pid in before), within=5)
+    assert await read(page(site)) == read_html(page(site), url=URL, final_url=URL)  # new readers
