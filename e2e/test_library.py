@@ -1,9 +1,11 @@
 """The library in a real browser: the reader's analysis panel fills in live, phones fit."""
 
+import re
+
 from playwright.async_api import Locator, Page, expect
 
 from app.analysis.services import reconcile
-from app.articles.services import process_scraped_article
+from app.articles.services import delete_article, process_scraped_article
 from app.core import db
 from e2e.conftest import sign_in_page
 from e2e.test_live import _set_hidden
@@ -175,3 +177,30 @@ async def test_articles_that_arrived_while_away_fill_the_gap_above_the_loaded_ro
     await expect(rows.first).to_contain_text("Away 2", timeout=10_000)
     await expect(rows).to_have_count(43)  # the three pushed-off rows are back, between
     assert await _row_ids(page) == await _library_ids(person.workspace_id)
+
+
+async def test_loaded_rows_follow_an_analysis_and_a_move_to_trash_made_elsewhere(
+    page: Page, people
+):
+    person, rows = await _live_library(page, people, 30)
+    *_, leaving, analysed = await _library_ids(person.workspace_id)  # the two oldest: loaded
+    await _hold_analysis(int(analysed.removeprefix("article-")))
+    await page.get_by_role("link", name="Load more").click()
+    await expect(rows).to_have_count(30)
+    state = page.locator(f"#library-loaded #{analysed} .state")
+    await expect(state).to_have_class(re.compile("state-pending"))
+    marker = await page.evaluate("() => (window.__marker = Math.random())")
+
+    await db.fetchval(
+        "UPDATE analyses SET next_attempt_at = now() WHERE article_id = $1 RETURNING id",
+        int(analysed.removeprefix("article-")),
+    )
+    assert await reconcile() >= 1
+    await expect(state).to_have_class(re.compile("state-completed"), timeout=15_000)
+    # Another device moves a loaded article to the trash: its row goes here too.
+    await delete_article(
+        person.workspace_id, int(leaving.removeprefix("article-")), actor_user_id=None
+    )
+    await expect(page.locator(f"#{leaving}")).to_have_count(0, timeout=10_000)
+    await expect(rows).to_have_count(29)
+    assert await page.evaluate("() => window.__marker") == marker  # no reload

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from asyncpg import Record
@@ -99,22 +100,30 @@ def _filters(workspace_id: int, f: LibraryFilter) -> _Where:
 
 @dataclass(frozen=True)
 class _Span:
-    """Where a page starts (after `cursor`, then `skip` rows) and the last place it may reach."""
+    """Where a page starts (after `cursor`, then `skip` rows), the last place it may reach,
+    and the only articles it may hold (None: any)."""
 
     cursor: Cursor | None
     skip: int = 0
     until: Cursor | None = None
+    only: list[int] | None = None
 
 
 async def library(
-    workspace_id: int, f: LibraryFilter, *, skip: int = 0, until: Cursor | None = None
+    workspace_id: int,
+    f: LibraryFilter,
+    *,
+    skip: int = 0,
+    until: Cursor | None = None,
+    only: list[int] | None = None,
 ) -> LibraryPage:
     """One page of the library (or the trash) in the filter's order.
 
     `skip` rows after the cursor are left out and no row after `until` is read: a client's
-    rows below its first page, read again (the library's live view).
+    rows below its first page, read again; `only` keeps those of these articles that are
+    in the filter (the library's live view).
     """
-    span = _Span(listing.decode_cursor(f.cursor) if f.cursor else None, skip, until)
+    span = _Span(listing.decode_cursor(f.cursor) if f.cursor else None, skip, until, only)
     rows = await (_search(workspace_id, f, span) if f.q else _recent(workspace_id, f, span))
     more = len(rows) > f.limit
     rows = rows[: f.limit]
@@ -159,10 +168,34 @@ def _after(order: Sort, cursor: Cursor | None, where: _Where, cols: tuple[str, s
 
 def _within(order: Sort, span: _Span, where: _Where, cols: tuple[str, str, str]) -> str:
     """The keyset conditions on `cols` for the rows after the span's cursor, up to its end."""
-    after = _after(order, span.cursor, where, cols)
-    if span.until is None:
-        return after
-    return f"{after} AND NOT ({_after(order, span.until, where, cols)})"
+    clauses = [_after(order, span.cursor, where, cols)]
+    if span.until is not None:
+        clauses.append(f"NOT ({_after(order, span.until, where, cols)})")
+    if span.only is not None:
+        clauses.append(f"{cols[2]} = ANY({where.param(span.only)}::bigint[])")
+    return " AND ".join(clauses)
+
+
+async def written_since(
+    workspace_id: int, since: datetime | None, look_back: timedelta
+) -> tuple[datetime, dict[int, datetime]]:
+    """The database's time now, and the articles written since `since` (else in the last
+    `look_back`) with when: the article itself or its analysis (m0018 indexes both)."""
+    r = await db.fetchrow(
+        """WITH written AS (
+             SELECT id, updated_at AS at FROM articles
+             WHERE workspace_id = $1 AND updated_at > coalesce($2, now() - $3::interval)
+             UNION ALL
+             SELECT article_id, updated_at FROM analyses
+             WHERE workspace_id = $1 AND updated_at > coalesce($2, now() - $3::interval)
+           ), last AS (SELECT id, max(at) AS at FROM written GROUP BY id)
+           SELECT now(), array_agg(id) AS ids, array_agg(at) AS ats FROM last""",
+        workspace_id,
+        since,
+        look_back,
+    )
+    assert r is not None
+    return r["now"], dict(zip(r["ids"] or [], r["ats"] or [], strict=True))
 
 
 def _order_by(order: Sort, cols: tuple[str, str, str]) -> str:

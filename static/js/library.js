@@ -24,8 +24,33 @@ function tidy() {
   }
 }
 
+// Rows below the first page that were written (the live view sends each write once, the row
+// as it is now): a loaded row takes its fresh version, or goes if it left the list; rows this
+// client did not load are dropped. The first page's rows are the stream's own.
+function takeChanges() {
+  const changes = document.getElementById("library-changes");
+  const more = loaded();
+  if (!changes || !changes.children.length) return;
+  for (const fresh of [...changes.children]) {
+    const id = fresh.id.replace(/^changed-/, "");
+    const held = more && more.querySelector(`#${CSS.escape(id)}`);
+    if (held && !fresh.hasAttribute("data-gone")) {
+      fresh.id = id;
+      held.replaceWith(fresh);
+    } else {
+      held?.remove();
+      fresh.remove();
+    }
+  }
+}
+
+function update() {
+  tidy(); // first: a changed row that a new article just pushed off the first page is loaded now
+  takeChanges();
+}
+
 const list = document.getElementById("library-list");
 if (list) {
-  new MutationObserver(tidy).observe(list, { childList: true, subtree: true });
-  tidy();
+  new MutationObserver(update).observe(list, { childList: true, subtree: true });
+  update();
 }

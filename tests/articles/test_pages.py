@@ -12,9 +12,11 @@ import pytest
 
 from app.accounts import services as accounts
 from app.analysis.services import Run, run_analysis
+from app.articles.live import MAX_CHANGED_ROWS
 from app.articles.services import delete_article, process_scraped_article
-from app.articles.types import ArxivData, ArxivSection, Source, Warning
+from app.articles.types import LIBRARY_TOPIC, ArxivData, ArxivSection, Source, Warning
 from app.core import db
+from app.live.notices import publish
 from tests.articles.helpers import ENGLISH, article_event, arxiv_event
 from tests.factories import post_form, sign_in
 
@@ -638,3 +640,57 @@ async def test_every_whole_state_of_the_library_asks_clients_to_read_their_loade
     assert len(first) == 1
     assert len(again) == 2
     assert again[1] != first[0]  # a changed trigger runs again in the browser
+
+
+async def test_rows_below_the_first_page_are_sent_as_they_change_and_when_they_leave(
+    client, people, settings, web_app
+):
+    person = await signed_in(client, people)
+    below = await save(person.workspace_id, title="Loaded story", text=ENGLISH)
+    for i in range(2):
+        await save(person.workspace_id, title=f"Story {i}")
+    changed = re.compile(r'<li class="row article-row" id="changed-article-(\d+)"')
+
+    async with LiveStream(web_app, client, "/articles/stream?limit=2") as stream:
+        state = await stream.until("Story 1")
+        assert "Loaded story" not in state  # below the first page: a client's own, loaded
+        await run_analysis(person.workspace_id, below, settings)
+        sent = await stream.until(f'id="changed-article-{below}"')
+        old = await save(
+            person.workspace_id, title="Old", published_at=datetime(2001, 1, 1, tzinfo=UTC)
+        )
+        later = await stream.until(f'id="changed-article-{old}"')
+        await delete_article(person.workspace_id, below, actor_user_id=None)  # another device
+        left = await stream.until(f'id="changed-article-{below}" data-gone')
+
+    into_changes = sent[sent.index('id="library-changes"') :]
+    assert 'class="state state-completed"' in into_changes
+    assert "Delete</button>" in into_changes  # the shared render: the role's buttons
+    assert changed.findall(later).count(str(below)) == 1  # sent once, not with the next change
+    assert "Loaded story" not in left[len(later) :]  # gone: an id, no row
+
+
+async def test_too_many_rows_changed_below_the_first_page_make_clients_read_them_again(
+    client, people, web_app
+):
+    person = await signed_in(client, people)
+    for i in range(MAX_CHANGED_ROWS + 2):
+        await save(person.workspace_id, title=f"Story {i}")
+    held = re.compile(r'<span id="library-held" hidden data-init="[^"]*render=(\d+)')
+
+    async with LiveStream(web_app, client, "/articles/stream?limit=1") as stream:
+        first = held.findall(await stream.until("library-held"))
+        # One statement rewrites every row: more changed below the first page than patches carry.
+        await db.fetch(
+            "UPDATE articles SET title = title || ' (updated)', updated_at = now() "
+            "WHERE workspace_id = $1 RETURNING id",
+            person.workspace_id,
+        )
+        await publish(person.workspace_id, LIBRARY_TOPIC)
+        sent = await stream.until("(updated)")  # the first page's row, in the same patch
+
+    again = held.findall(sent)
+    assert len(again) == 2
+    assert again[1] != first[0]  # a new trigger: clients that loaded more read them again
+    assert sent.count('id="library-list"') == 1  # the first state only: no whole state
+    assert 'id="changed-article-' not in sent  # not one patch per row

@@ -1,0 +1,30 @@
+"""Rows changed since a time, found by index: the library's live view asks after every notice.
+
+The library's live view patches the rows a client loaded below its first page when they
+change (docs/decisions/live.md): after each notice it reads which articles and analyses
+were written since its last read. `updated_at` is set by every write of either table;
+these indexes keep that read a small range scan whatever the library's size.
+"""
+
+from piccolo.apps.migrations.auto.migration_manager import MigrationManager
+
+from app.core.db import execute_ddl
+
+ID = "2026-12-01T18:00:00:000000"
+VERSION = "1.38.0"
+DESCRIPTION = "articles and analyses found by when they were last written"
+
+SQL = """
+CREATE INDEX articles_updated ON articles (workspace_id, updated_at);
+CREATE INDEX analyses_updated ON analyses (workspace_id, updated_at);
+"""
+
+
+async def forwards() -> MigrationManager:
+    manager = MigrationManager(migration_id=ID, app_name="newsdesk", description=DESCRIPTION)
+
+    async def run() -> None:
+        await execute_ddl(SQL)
+
+    manager.add_raw(run)
+    return manager
