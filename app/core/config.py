@@ -8,7 +8,7 @@ import-time copy.
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
@@ -67,7 +67,8 @@ class Settings(BaseSettings):
     )
     base_url: str = Field(
         default="http://127.0.0.1:8000",
-        description="The address people use to reach Newsdesk; https turns on Secure cookies",
+        description="The address people use to reach Newsdesk; https turns on Secure cookies"
+        " (unset: http://HOST:PORT)",
     )
     host: str = Field(default="127.0.0.1", description="Address uvicorn listens on")
     port: int = Field(default=8000, ge=1, le=65535, description="Port uvicorn listens on")
@@ -276,6 +277,19 @@ class Settings(BaseSettings):
                     f"{entry!r} is not origin=target, e.g. https://bsky.social=http://127.0.0.1:8701"
                 )
         return [entry.strip() for entry in value]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _base_url_from_host_and_port(cls, data: Any) -> Any:
+        """Unset, BASE_URL is where this server listens (invitation links, the demo's banner):
+        PORT=9000 alone must not send people to port 8000."""
+        if isinstance(data, dict) and not data.get("base_url"):
+            host = str(data.get("host") or "127.0.0.1")
+            if host in {"0.0.0.0", "::"}:  # noqa: S104 - every address: name one of them
+                host = "127.0.0.1"
+            host = f"[{host}]" if ":" in host else host
+            data = {**data, "base_url": f"http://{host}:{data.get('port') or 8000}"}
+        return data
 
     @model_validator(mode="after")
     def _mail_sender(self) -> Settings:

@@ -78,6 +78,23 @@ def test_https_base_url_turns_on_secure_cookies():
     assert isinstance(make_test_settings(), Settings)
 
 
+def test_an_unset_base_url_is_where_the_server_listens():
+    values = make_test_settings().model_dump(exclude={"base_url"})
+    values["secret_key"] = "a-secret-key-that-is-long-enough-0123456789"
+
+    def unset(**overrides: object) -> str:
+        return Settings(_env_file=None, **{**values, **overrides}).base_url  # type: ignore[call-arg]
+
+    assert unset(port=9000) == "http://127.0.0.1:9000"
+    assert unset(host="0.0.0.0", port=8080) == "http://127.0.0.1:8080"  # every address: this one
+    assert unset(host="news.lan") == "http://news.lan:8000"
+    assert unset(host="::1", port=8001) == "http://[::1]:8001"
+    explicit = Settings(
+        _env_file=None, **{**values, "port": 9000, "base_url": "https://news.example.org"}
+    )  # type: ignore[call-arg]
+    assert explicit.base_url == "https://news.example.org"
+
+
 def test_every_setting_is_documented():
     doc = (ROOT / "docs" / "configuration.md").read_text()
     missing = [name.upper() for name in Settings.model_fields if f"`{name.upper()}`" not in doc]
