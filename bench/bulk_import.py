@@ -116,7 +116,7 @@ _WORDS = [
 def page_body(template: str, n: int, *, long_articles: bool = False) -> bytes:
     """A realistic news page of 50-150 KB: the fake site's page with an article of 250-2,500
     words (log-uniform: median ~800 words, ~5 KB of text) among what surrounds an article on
-    a news site - inline state and styles, menus, "most read" and related links, comments.
+    a news site - inline state, styles and "most read" link lists (`_surroundings`).
     The trafilatura project's evaluation pages of that size (150 real news pages) hold a
     median of 3.6 KB of article text (90th percentile 11 KB, most 37 KB): 4 % of the page.
     `long_articles`: the article alone fills the page (~90 KB of text) - the worst case for

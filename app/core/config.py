@@ -284,11 +284,13 @@ class Settings(BaseSettings):
         """Unset, BASE_URL is where this server listens (invitation links, the demo's banner):
         PORT=9000 alone must not send people to port 8000."""
         if isinstance(data, dict) and not data.get("base_url"):
-            host = str(data.get("host") or "127.0.0.1")
+            fields = cls.model_fields
+            host = str(data.get("host") or fields["host"].default)
             if host in {"0.0.0.0", "::"}:  # noqa: S104 - every address: name one of them
                 host = "127.0.0.1"
             host = f"[{host}]" if ":" in host else host
-            data = {**data, "base_url": f"http://{host}:{data.get('port') or 8000}"}
+            port = data.get("port") or fields["port"].default
+            data = {**data, "base_url": f"http://{host}:{port}"}
         return data
 
     @model_validator(mode="after")
