@@ -1,4 +1,5 @@
-"""A tiny HTTP/1.1 server on loopback for egress tests: one request per connection.
+"""A tiny HTTP/1.1 server on loopback for egress tests: one request per connection
+(or, with `keep_alive`, up to that many, without announcing the close).
 
 A handler maps the request it saw to a `Reply`. The server records every
 connection and request, so a test can prove a request never arrived.
@@ -35,9 +36,12 @@ Handler = Callable[[Seen], Reply]
 
 
 class Server:
-    def __init__(self, handler: Handler, tls: ssl.SSLContext | None = None) -> None:
+    def __init__(
+        self, handler: Handler, tls: ssl.SSLContext | None = None, *, keep_alive: int = 0
+    ) -> None:
         self.handler = handler
         self.tls = tls
+        self.keep_alive = keep_alive  # requests a connection serves without "Connection: close"
         self.connections = 0
         self.requests: list[Seen] = []
         self.port = 0
@@ -68,9 +72,10 @@ class Server:
         assert task is not None
         self._tasks.add(task)
         try:
-            seen = await _read_request(reader)
-            self.requests.append(seen)
-            await _write_reply(writer, self.handler(seen))
+            for _ in range(max(self.keep_alive, 1)):
+                seen = await _read_request(reader)
+                self.requests.append(seen)
+                await _write_reply(writer, self.handler(seen), close=not self.keep_alive)
         except (ConnectionError, asyncio.IncompleteReadError, ssl.SSLError):
             pass  # the client went away, which is often the point of the test
         finally:
@@ -92,10 +97,10 @@ async def _read_request(reader: asyncio.StreamReader) -> Seen:
     return Seen(method, target, headers, body)
 
 
-async def _write_reply(writer: asyncio.StreamWriter, reply: Reply) -> None:
+async def _write_reply(writer: asyncio.StreamWriter, reply: Reply, *, close: bool) -> None:
     await asyncio.sleep(reply.delay)
     names = {name.lower() for name, _ in reply.headers}
-    headers = [*reply.headers, ("Connection", "close")]
+    headers = [*reply.headers, *([("Connection", "close")] if close else [])]
     if reply.chunks is not None:
         headers.append(("Transfer-Encoding", "chunked"))
     elif "content-length" not in names:
@@ -115,11 +120,13 @@ async def _write_reply(writer: asyncio.StreamWriter, reply: Reply) -> None:
 
 @contextlib.asynccontextmanager
 async def serve(
-    handler: Handler | Reply, tls: ssl.SSLContext | None = None
+    handler: Handler | Reply, tls: ssl.SSLContext | None = None, *, keep_alive: int = 0
 ) -> AsyncIterator[Server]:
     """A running server; a bare Reply answers every request the same."""
     fixed = handler
-    server = Server((lambda _: fixed) if isinstance(fixed, Reply) else fixed, tls)
+    server = Server(
+        (lambda _: fixed) if isinstance(fixed, Reply) else fixed, tls, keep_alive=keep_alive
+    )
     await server.start()
     try:
         yield server
