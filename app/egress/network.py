@@ -190,6 +190,8 @@ class PinnedBackend(httpcore.AsyncNetworkBackend):
         raise error
 
     async def _resolve(self, host: str, port: int, limit: float | None) -> Sequence[str]:
+        if _is_address(host):
+            return [host]  # nothing to ask a resolver (getaddrinfo runs in a thread)
         try:
             async with asyncio.timeout(limit):
                 return await self._resolver(host, port)
@@ -217,6 +219,14 @@ class PinnedBackend(httpcore.AsyncNetworkBackend):
 
     async def sleep(self, seconds: float) -> None:
         await self._inner.sleep(seconds)
+
+
+def _is_address(host: str) -> bool:
+    try:
+        ip_address(host)
+    except ValueError:
+        return False
+    return True
 
 
 def _reason(error: BaseException) -> str:

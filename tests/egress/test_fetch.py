@@ -163,6 +163,22 @@ async def test_a_redirect_to_a_location_we_cannot_follow_is_a_typed_refusal(
     assert len(server.requests) == 1
 
 
+async def test_an_accepted_redirect_is_returned_unless_its_location_is_one_we_refuse(
+    make_egress: MakeEgress,
+) -> None:
+    def handler(seen: Seen) -> Reply:
+        location = "mailto:desk@example.org" if seen.target == "/mail" else "/elsewhere"
+        return Reply(301, [("Location", location)])
+
+    async with serve(handler) as server:
+        client = make_egress(egress_allow=_allow(server))
+        moved = await client.fetch(server.url("/moved"), accept_statuses=frozenset({301}))
+        with pytest.raises(EgressBlocked, match="'mailto'"):
+            await client.fetch(server.url("/mail"), accept_statuses=frozenset({301}))
+    assert (moved.status, moved.headers["location"], moved.redirects) == (301, "/elsewhere", ())
+    assert [seen.target for seen in server.requests] == ["/moved", "/mail"]
+
+
 @pytest.mark.parametrize(
     ("url", "named"),
     [
