@@ -184,9 +184,8 @@ _BROKEN: tuple[type[Exception], ...] = (
 def redirect_target(url: httpx.URL, location: str) -> httpx.URL:
     """Where a redirect from `url` to `location` leads, or a typed refusal.
 
-    Checked before httpx sees the Location (it builds `next_request` even when
-    not following, and raises a bare InvalidURL for `about:blank`, `mailto:x`
-    or `http:host`).
+    The scheme is checked on the text first: httpx's URL join would make
+    `http:host` a path on the same host and `about:blank` a URL without a host.
     """
     if has_scheme(location):
         reason = scheme_refusal(location)
