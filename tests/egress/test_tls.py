@@ -70,3 +70,19 @@ async def test_the_certificate_must_match_the_name_not_the_dialled_ip(
         with pytest.raises(EgressConnectError, match=r"CERTIFICATE_VERIFY_FAILED|match"):
             await client.fetch(f"https://127.0.0.1:{server.port}/")
     assert server.requests == []
+
+
+async def test_a_kept_alive_tls_connection_serves_the_next_request_to_its_name(
+    make_egress: MakeEgress, certificate: tuple[Path, Path]
+) -> None:
+    server_tls, client_tls, names = _contexts(certificate)
+    async with serve(Reply(body=b"secure"), tls=server_tls, keep_alive=10) as server:
+        resolver = fixed_resolver({NAME: ["127.0.0.1"]})
+        client = make_egress(
+            resolver=resolver, ssl_context=client_tls, egress_allow=[f"{NAME}:{server.port}"]
+        )
+        first = await client.fetch(f"https://{NAME}:{server.port}/one")
+        second = await client.fetch(f"https://{NAME}:{server.port}/two")
+    assert (first.content, second.content) == (b"secure", b"secure")
+    assert [seen.target for seen in server.requests] == ["/one", "/two"]
+    assert (server.connections, names) == (1, [NAME])
