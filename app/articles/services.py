@@ -119,8 +119,7 @@ async def _store(workspace_id: int, article: PreparedArticle, wake_analysis: boo
     # A row that conflicts but cannot be read was removed in between (its
     # workspace was deleted); one more round settles it either way.
     for _round in range(2):
-        async with db.workspace_tx(workspace_id) as tx:
-            await tx.execute("SELECT set_config('lock_timeout', $1, true)", LOCK_TIMEOUT)
+        async with db.workspace_tx(workspace_id, lock_timeout=LOCK_TIMEOUT) as tx:
             article_id = await _insert(tx, article)
             if article_id is not None:
                 await analysis.queue(tx, article_id, wake=wake_analysis)

@@ -101,6 +101,7 @@ class Tx:
     after: list[AfterCommit] = field(default_factory=list)
     # Live notices to publish after commit, in one round trip (app.live.notices).
     notices: list[str] = field(default_factory=list)
+    lock_timeout: str | None = None  # set for this transaction (`transaction`)
 
     def after_commit(self, callback: AfterCommit) -> None:
         self.after.append(callback)
@@ -117,29 +118,65 @@ class Tx:
     async def execute(self, sql: str, *args: Any) -> str:
         return await self.connection.execute(sql, *args)
 
+    async def limit_lock_waits(self, lock_timeout: str) -> None:
+        """From here on, a statement waits at most `lock_timeout` for a lock."""
+        if self.lock_timeout != lock_timeout:
+            await self.execute("SELECT set_config('lock_timeout', $1, true)", lock_timeout)
+            self.lock_timeout = lock_timeout
+
 
 @asynccontextmanager
-async def transaction(workspace_id: int | None = None) -> AsyncIterator[Tx]:
-    """One transaction; nested calls join the outer one (same workspace only)."""
+async def transaction(
+    workspace_id: int | None = None,
+    *,
+    lock_timeout: str | None = None,
+    stateless: bool = False,
+) -> AsyncIterator[Tx]:
+    """One transaction; nested calls join the outer one (same workspace only).
+
+    `lock_timeout` bounds every lock wait in it (set with the workspace, in one round
+    trip). `stateless`: everything run in it is a fixed statement of our own that sets
+    no session state (see `fetch_stateless`), so its connection goes back to the pool
+    without the reset round trip - for the workers' hot paths. (The flag is seen by
+    the whole block, as `fetch_stateless`'s is by its statement.)
+    """
     outer = _current_tx.get()
     if outer is not None:
         if workspace_id is not None and outer.workspace_id not in (None, workspace_id):
             raise RuntimeError("a transaction cannot span two workspaces")
+        if lock_timeout is not None:
+            await outer.limit_lock_waits(lock_timeout)
         yield outer
         return
-    async with _connection() as connection, connection.transaction():
-        tx = Tx(workspace_id=workspace_id, connection=connection)
-        if workspace_id is not None:
-            await tx.execute("SELECT set_config('app.workspace_id', $1, true)", str(workspace_id))
-        token = _current_tx.set(tx)
-        # Piccolo only reads `.connection` from what it takes for its transaction.
-        piccolo_token = engine().current_transaction.set(cast(Any, _PiccoloJoin(connection)))
-        try:
-            yield tx
-        finally:
-            engine().current_transaction.reset(piccolo_token)
-            _current_tx.reset(token)
+    skip_reset = _stateless.set(stateless)
+    try:
+        async with _connection() as connection, connection.transaction():
+            tx = Tx(workspace_id=workspace_id, connection=connection, lock_timeout=lock_timeout)
+            await _set_locals(tx)
+            token = _current_tx.set(tx)
+            # Piccolo only reads `.connection` from what it takes for its transaction.
+            piccolo_token = engine().current_transaction.set(cast(Any, _PiccoloJoin(connection)))
+            try:
+                yield tx
+            finally:
+                engine().current_transaction.reset(piccolo_token)
+                _current_tx.reset(token)
+    finally:
+        _stateless.reset(skip_reset)
     await _run_after_commit(tx)
+
+
+async def _set_locals(tx: Tx) -> None:
+    """The transaction's workspace and lock timeout, in one statement."""
+    workspace = None if tx.workspace_id is None else str(tx.workspace_id)
+    values = [
+        (k, v) for k, v in (("app.workspace_id", workspace), ("lock_timeout", tx.lock_timeout)) if v
+    ]
+    if values:
+        calls = ", ".join(
+            f"set_config(${2 * n + 1}, ${2 * n + 2}, true)" for n in range(len(values))
+        )
+        await tx.execute(f"SELECT {calls}", *(part for pair in values for part in pair))
 
 
 @dataclass(frozen=True)
@@ -170,9 +207,11 @@ def current_tx() -> Tx | None:
     return _current_tx.get()
 
 
-def workspace_tx(workspace_id: int) -> Any:
-    """The transaction every workspace read-modify-write runs in."""
-    return transaction(workspace_id)
+def workspace_tx(
+    workspace_id: int, *, lock_timeout: str | None = None, stateless: bool = False
+) -> Any:
+    """The transaction every workspace read-modify-write runs in (`transaction`'s options)."""
+    return transaction(workspace_id, lock_timeout=lock_timeout, stateless=stateless)
 
 
 async def _run_after_commit(tx: Tx) -> None:

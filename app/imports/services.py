@@ -19,6 +19,9 @@ import socket
 import time
 import uuid
 from collections.abc import Sequence
+from typing import Any
+
+from asyncpg import Record
 
 from app.articles.services import process_scraped_article, store_unavailable_reason
 from app.articles.types import OutcomeKind, ScrapedArticle, Source
@@ -233,6 +236,12 @@ async def delete(workspace_id: int, job_id: int) -> None:
 # Workers: claim, lease, result -------------------------------------------------------
 
 
+def _worker_tx(workspace_id: int) -> Any:
+    """A worker's transaction on an item: fixed statements of ours (the article's store
+    included), so its connection skips the pool's reset (db.transaction's `stateless`)."""
+    return db.workspace_tx(workspace_id, stateless=True)
+
+
 async def claim_next(worker: str) -> Claim | None:
     """Claim the next due item, fairly: the workspace and then the job with the fewest
     items in flight, least recently served first; None when nothing is due."""
@@ -245,9 +254,9 @@ async def claim_next(worker: str) -> Claim | None:
 
 
 async def _claim_in(workspace_id: int, job_id: int, worker: str, lease: float) -> Claim | None:
-    limit = config.active().import_in_flight_per_job
-    async with db.workspace_tx(workspace_id) as tx:
-        # The job row's lock makes the in-flight count exact across workers.
+    async with _worker_tx(workspace_id) as tx:
+        # The job row's lock makes the in-flight count exact across workers: the claim's
+        # statement starts after it, so it sees every claim committed before.
         job = await tx.fetchrow(
             """SELECT started_at, total, created_by, source FROM import_jobs
                WHERE workspace_id = $1 AND id = $2 AND status IN ('queued', 'running')
@@ -257,44 +266,41 @@ async def _claim_in(workspace_id: int, job_id: int, worker: str, lease: float) -
         )
         if job is None:
             return None
-        in_flight = await tx.fetchval(
-            "SELECT count(*) FROM import_items WHERE job_id = $1 AND state = 'extracting'"
-            " AND leased_until > now()",
-            job_id,
-        )
-        if in_flight >= limit:
-            return None
         token = uuid.uuid4()
         item = await tx.fetchrow(
             """
-            UPDATE import_items SET state = 'extracting', attempts = attempts + 1,
-              last_attempt_at = now(), leased_by = $3, lease_token = $4,
-              leased_until = now() + make_interval(secs => $5), updated_at = now()
-            WHERE id = (
-              SELECT id FROM import_items
-              WHERE workspace_id = $1 AND job_id = $2 AND state = 'pending'
-                AND next_attempt_at <= now()
-              ORDER BY idx LIMIT 1 FOR UPDATE SKIP LOCKED
+            WITH flight AS (
+              SELECT count(*) AS n FROM import_items
+              WHERE job_id = $2 AND state = 'extracting' AND leased_until > now()
+            ), item AS (
+              UPDATE import_items SET state = 'extracting', attempts = attempts + 1,
+                last_attempt_at = now(), leased_by = $3, lease_token = $4,
+                leased_until = now() + make_interval(secs => $5), updated_at = now()
+              WHERE (SELECT n FROM flight) < $6 AND id = (
+                SELECT id FROM import_items
+                WHERE workspace_id = $1 AND job_id = $2 AND state = 'pending'
+                  AND next_attempt_at <= now()
+                ORDER BY idx LIMIT 1 FOR UPDATE SKIP LOCKED
+              )
+              RETURNING id, url, attempts, leased_until
+            ), job AS (
+              UPDATE import_jobs SET status = 'running', started_at = coalesce(started_at, now()),
+                last_claim_at = clock_timestamp(), leased_by = $3,
+                leased_until = greatest(import_jobs.leased_until, item.leased_until),
+                updated_at = now()
+              FROM item WHERE import_jobs.id = $2
             )
-            RETURNING id, url, attempts, leased_until
+            SELECT id, url, attempts FROM item
             """,
             workspace_id,
             job_id,
             worker,
             token,
             lease,
+            config.active().import_in_flight_per_job,
         )
         if item is None:
             return None
-        await tx.execute(
-            """UPDATE import_jobs SET status = 'running', started_at = coalesce(started_at, now()),
-                 last_claim_at = clock_timestamp(), leased_by = $2,
-                 leased_until = greatest(leased_until, $3), updated_at = now()
-               WHERE id = $1""",
-            job_id,
-            worker,
-            item["leased_until"],
-        )
         first = job["started_at"] is None
         if first:
             await record(
@@ -313,7 +319,7 @@ async def _claim_in(workspace_id: int, job_id: int, worker: str, lease: float) -
 
 async def renew_lease(claim: Claim) -> bool:
     """The heartbeat: extend the lease; False if the claim is no longer ours."""
-    async with db.workspace_tx(claim.workspace_id) as tx:
+    async with _worker_tx(claim.workspace_id) as tx:
         renewed = await tx.fetchval(
             """UPDATE import_items SET leased_until = now() + make_interval(secs => $4)
                WHERE workspace_id = $1 AND id = $2 AND lease_token = $3
@@ -350,7 +356,7 @@ async def save(claim: Claim, event: ScrapedArticle) -> ItemState | None:
     finishes `cancelled` with nothing saved.
     """
     try:
-        async with db.workspace_tx(claim.workspace_id) as tx:
+        async with _worker_tx(claim.workspace_id) as tx:
             if not await _held(tx, claim):
                 return None
             # No analysis wake-up per article: the process's last import loop wakes
@@ -381,7 +387,7 @@ class _StoreFailed(Exception):
 
 async def duplicate(claim: Claim, article_id: int) -> ItemState | None:
     """The library had the URL before the fetch: nothing is fetched or stored."""
-    async with db.workspace_tx(claim.workspace_id) as tx:
+    async with _worker_tx(claim.workspace_id) as tx:
         if not await _held(tx, claim):
             return None
         if not await _finish(tx, claim, ItemState.DUPLICATE, article_id=article_id):
@@ -391,7 +397,7 @@ async def duplicate(claim: Claim, article_id: int) -> ItemState | None:
 
 
 async def _finish_cancelled(claim: Claim) -> ItemState | None:
-    async with db.workspace_tx(claim.workspace_id) as tx:
+    async with _worker_tx(claim.workspace_id) as tx:
         if not await _held(tx, claim):
             return None
         await _finish(tx, claim, ItemState.CANCELLED, cancelled_ok=True)
@@ -400,7 +406,7 @@ async def _finish_cancelled(claim: Claim) -> ItemState | None:
 
 async def fail(claim: Claim, decision: policy.Retry | policy.Fail) -> ItemState | None:
     """A try that did not store anything: back to pending after a delay, or error."""
-    async with db.workspace_tx(claim.workspace_id) as tx:
+    async with _worker_tx(claim.workspace_id) as tx:
         if not await _held(tx, claim):
             return None
         if isinstance(decision, policy.Fail):
@@ -462,60 +468,62 @@ async def _finish(
     )
     if status == JobStatus.CANCELLED and not cancelled_ok:
         return False
-    await tx.execute(
-        """UPDATE import_items SET state = $2, article_id = $3, warning = $4, error = $5,
-             waiting_for = '', leased_until = NULL, lease_token = NULL, finished_at = now(),
-             updated_at = now()
-           WHERE id = $1""",
+    # One statement after the job's lock: it sees every item change committed before
+    # (they all take that lock), so "no other item is open" is exact. An active job is
+    # done when its last open item ends - a paused one too; a cancelled one stays so.
+    counter = _COUNTER[state]
+    job = await tx.fetchrow(
+        f"""
+        WITH item AS (
+          UPDATE import_items SET state = $3, article_id = $4, warning = $5, error = $6,
+            waiting_for = '', leased_until = NULL, lease_token = NULL, finished_at = now(),
+            updated_at = now()
+          WHERE id = $2
+        ), ending AS (
+          SELECT $8::boolean AND NOT EXISTS (
+            SELECT 1 FROM import_items WHERE job_id = $1 AND id <> $2
+              AND state IN ('pending', 'extracting')
+          ) AS done
+        )
+        UPDATE import_jobs SET {counter} = {counter} + 1,
+          warning_count = warning_count + $7, updated_at = now(),
+          status = CASE WHEN done THEN 'done' ELSE status END,
+          finished_at = CASE WHEN done THEN now() ELSE finished_at END,
+          leased_until = CASE WHEN done THEN NULL ELSE leased_until END
+        FROM ending WHERE id = $1
+        RETURNING done, total, saved_count, duplicate_count, error_count, warning_count,
+          cancelled_count, created_by
+        """,
+        claim.job_id,
         claim.item_id,
         state.value,
         article_id,
         warning,
         error[:1000],
-    )
-    counter = _COUNTER[state]
-    job = await tx.fetchrow(
-        f"""UPDATE import_jobs SET {counter} = {counter} + 1,
-              warning_count = warning_count + $2, updated_at = now()
-            WHERE id = $1
-            RETURNING status, total, saved_count, duplicate_count, error_count, warning_count,
-              cancelled_count, created_by""",
-        claim.job_id,
         1 if warning else 0,
+        status in (JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.PAUSED),
     )
-    await _maybe_done(tx, claim.job_id, job)
+    assert job is not None  # locked above
+    if job["done"]:
+        await _record_finished(tx, claim.job_id, job)
     _notify(tx, claim.job_id)
     return True
 
 
-async def _maybe_done(tx: db.Tx, job_id: int, job: object) -> None:
-    """A job whose every item is terminal is done (a cancelled one stays cancelled)."""
-    open_items = await tx.fetchval(
-        "SELECT count(*) FROM import_items WHERE job_id = $1"
-        " AND state IN ('pending', 'extracting')",
-        job_id,
-    )
-    assert job is not None
-    if open_items or job["status"] not in ("queued", "running", "paused"):  # type: ignore[index]
-        return
-    await tx.execute(
-        "UPDATE import_jobs SET status = 'done', finished_at = now(), leased_until = NULL"
-        " WHERE id = $1",
-        job_id,
-    )
-    row = job  # the counters as they are now
+async def _record_finished(tx: db.Tx, job_id: int, job: Record) -> None:
+    """ArticleImportFinished, with the counters as they are now."""
     await record(
         tx,
         EVENT_FINISHED,
-        actor_user_id=row["created_by"],  # type: ignore[index]
-        subject=_("%(n)s URLs") % {"n": row["total"]},  # type: ignore[index]
+        actor_user_id=job["created_by"],
+        subject=_("%(n)s URLs") % {"n": job["total"]},
         job_id=job_id,
-        total_urls=row["total"],  # type: ignore[index]
-        saved=row["saved_count"],  # type: ignore[index]
-        duplicates=row["duplicate_count"],  # type: ignore[index]
-        errors=row["error_count"],  # type: ignore[index]
-        warnings=row["warning_count"],  # type: ignore[index]
-        cancelled=row["cancelled_count"],  # type: ignore[index]
+        total_urls=job["total"],
+        saved=job["saved_count"],
+        duplicates=job["duplicate_count"],
+        errors=job["error_count"],
+        warnings=job["warning_count"],
+        cancelled=job["cancelled_count"],
     )
 
 
@@ -527,7 +535,7 @@ async def requeue_expired() -> int:
     last attempt; returns how many."""
     count = 0
     for workspace_id, job_id, item_id in await queries.expired_items():
-        async with db.workspace_tx(workspace_id) as tx:
+        async with _worker_tx(workspace_id) as tx:
             row = await tx.fetchrow(
                 """SELECT attempts, lease_token FROM import_items WHERE workspace_id = $1
                      AND id = $2 AND state = 'extracting' AND leased_until < now()

@@ -97,3 +97,39 @@ async def test_fixed_statements_skip_the_pool_reset_and_every_other_use_is_reset
     assert first["pid"] == second["pid"] == third["pid"]
     assert second["probe"] == "left behind"  # no reset after the fixed statement
     assert third["probe"] in ("", None)  # reset after an ordinary one
+
+
+async def test_a_stateless_transaction_skips_the_pool_reset_and_an_ordinary_one_does_not(
+    clean_db: None,
+) -> None:
+    """The import worker's transactions (fixed statements of ours) give their connection
+    back without the reset round trip; any other transaction keeps it."""
+    probe = (
+        "SELECT pg_backend_pid() AS pid, current_setting('newsdesk.probe', true) AS probe,"
+        " set_config('newsdesk.probe', 'left behind', false)"
+    )
+    async with db.transaction(stateless=True) as tx:
+        first = await tx.fetchrow(probe)
+    async with db.transaction() as tx:
+        second = await tx.fetchrow(probe)
+    third = await db.fetchrow(probe)
+    assert first is not None and second is not None and third is not None
+    assert first["pid"] == second["pid"] == third["pid"]
+    assert second["probe"] == "left behind"  # no reset after the stateless transaction
+    assert third["probe"] in ("", None)  # reset after the ordinary one
+
+
+async def test_a_lock_timeout_holds_for_the_transaction_and_for_one_it_joins(
+    clean_db: None,
+) -> None:
+    """Set with the workspace in one statement, or by a nested call joining an outer
+    transaction; transaction-local either way."""
+    setting = "SELECT current_setting('app.workspace_id', true), current_setting('lock_timeout')"
+    async with db.transaction(7, lock_timeout="250ms") as tx:
+        assert tuple(await tx.fetchrow(setting)) == ("7", "250ms")
+    async with db.transaction(7) as outer:
+        assert (await outer.fetchrow(setting))[1] == "0"
+        async with db.transaction(7, lock_timeout="2s") as inner:
+            assert inner is outer
+        assert (await outer.fetchrow(setting))[1] == "2s"
+    assert await db.fetchval("SELECT current_setting('lock_timeout')") == "0"
