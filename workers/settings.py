@@ -36,6 +36,7 @@ async def startup(ctx: dict[str, Any]) -> None:
     from app.web.routes import start  # the same extra clients the web app opens
 
     await start(settings)
+    reading.start()
 
 
 async def shutdown(ctx: dict[str, Any]) -> None:

@@ -9,8 +9,8 @@ parallel with the loop and with each other.
 - The article comes back as msgpack, decoded into `Extracted` (its tree is tagged):
   pickling the tree cost ~5 ms a page, msgpack ~0.3 ms.
 - Readers are started fresh (spawn, not fork): none inherits the worker's event loop,
-  threads or connections. Each imports the extraction code once, when the worker first
-  reads a page.
+  threads or connections. They start with the worker (`start`), each importing the
+  extraction code once, so an import's first page does not wait the second that takes.
 - Readers ignore SIGINT and SIGTERM: a stop signal sent to the worker's whole process group
   must let the worker finish its pages or hand them back, not fail the pages in flight.
   They die with their worker instead, however it ends (Linux's parent-death signal): a
@@ -74,6 +74,14 @@ async def read_page(
     raise ExtractionError(url, Failure.UNREADABLE, reason)
 
 
+def start() -> None:
+    """Start the readers now, in the background (the worker's start-up): each takes about a
+    second to import what reading needs, which the first page would otherwise wait for."""
+    readers = _pool()
+    for _reader in range(config.active().reading_processes):
+        readers.submit(_ready)
+
+
 def close() -> None:
     """Stop the readers (the worker's shutdown); pages not yet read are not read."""
     if _readers is not None:
@@ -115,6 +123,10 @@ def _reader_started() -> None:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if sys.platform == "linux":
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def _ready() -> None:
+    """In a reader: nothing to do - unpickling this call has imported the reading code."""
 
 
 def _read(

@@ -43,6 +43,21 @@ async def test_a_page_read_by_a_reader_is_the_article_read_here(site: FakeSite) 
     assert page_readers(os.getpid()), "the page was read in a reader process"
 
 
+async def test_readers_started_with_the_worker_are_ready_before_the_first_page(
+    site: FakeSite, settings: Settings
+) -> None:
+    reading.close()
+    await eventually(lambda: not page_readers(os.getpid()), within=10)
+    reading.start()  # what the worker's start-up calls: no page read yet
+    started = await eventually(
+        lambda: len(page_readers(os.getpid())) == settings.reading_processes, within=20
+    )
+    assert started
+    before = set(page_readers(os.getpid()))
+    await read(page(site))
+    assert set(page_readers(os.getpid())) == before, "the page was read by the started readers"
+
+
 async def test_a_readers_reason_comes_in_the_callers_language(site: FakeSite) -> None:
     empty = b"<html><head><title>x</title></head><body><nav>Home</nav></body></html>"
     with speaking("de"):
