@@ -113,7 +113,9 @@ async def test_a_stateless_transaction_skips_the_pool_reset_and_an_ordinary_one_
     async with db.transaction() as tx:
         second = await tx.fetchrow(probe)
     third = await db.fetchrow(probe)
-    assert first is not None and second is not None and third is not None
+    assert first is not None
+    assert second is not None
+    assert third is not None
     assert first["pid"] == second["pid"] == third["pid"]
     assert second["probe"] == "left behind"  # no reset after the stateless transaction
     assert third["probe"] in ("", None)  # reset after the ordinary one
