@@ -12,7 +12,7 @@ from arq.worker import get_kwargs
 from redis.asyncio import Redis
 
 from app.articles import reading
-from app.core import config, db, redis
+from app.core import config, db, jobs, redis
 from app.core.config import Settings, redact_url
 from workers import tasks
 from workers.worker import PatientWorker, wait_for_redis
@@ -101,6 +101,7 @@ def worker_options(settings: Settings, *, burst: bool = False) -> dict[str, Any]
         "max_jobs": settings.worker_max_jobs,
         "burst": burst,
         "health_check_key": settings.redis_key("worker-health"),
+        "poll_delay": jobs.POLL_SECONDS,
     }
 
 

@@ -25,7 +25,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from app.articles import queries as article_queries
 from app.articles.extraction import ExtractionError, extract
 from app.articles.types import Source
-from app.core import config, i18n, leases
+from app.core import config, i18n, jobs, leases
 from app.core.i18n import _
 from app.imports import policy, queries, services
 from app.imports.types import Claim, ItemState
@@ -62,12 +62,12 @@ async def reading_anywhere() -> bool:
 # few times, briefly deferred) so that an idle worker process takes it: arq hands all of a
 # job's wake-ups to whichever process polls first, and one process reads on one core
 # however many loops it runs. Where no other process takes it, it runs where it lands after
-# the last pass (a few seconds later: a single worker still reads with every slot). Each
-# pass is due at a random moment within arq's poll period (0.5 s): due at a fixed delay, it
-# met the processes' polls in the same order every time, and the reading process won all
-# five. A job no loop here reads yet (a quick add beside an import) is claimed at once.
+# the last pass (under a second later: a single worker still reads with every slot). Each
+# pass is due at a random moment within arq's poll period (jobs.POLL_SECONDS): due at a
+# fixed delay, it met the processes' polls in the same order every time, and the reading
+# process won all five. A job no loop here reads yet (a quick add beside an import) is claimed at once.
 PASS_ON_TIMES = 5
-PASS_ON_SECONDS = (0.05, 0.55)
+PASS_ON_SECONDS = (0.1 * jobs.POLL_SECONDS, 1.1 * jobs.POLL_SECONDS)
 _jobs_read: Counter[int] = Counter()  # items this process reads, per job
 
 
