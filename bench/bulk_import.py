@@ -28,7 +28,9 @@ stops the workers, so a run never inherits the previous run's analyses.
 
 Besides wall-clock time it prints CPU seconds per URL (the workers' own and
 their page readers', from /proc, against the bare loop's thread): on a shared, loaded machine
-the wall-clock ratio moves with the neighbours, the CPU cost does not.
+the wall-clock ratio moves with the neighbours, the CPU cost does not. A line per run splits
+the CPU by part - worker, readers, PostgreSQL, Redis and the site (this process) - and the
+machine's busy CPU says what everything else took.
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
 URLS = int(ARGS[0]) if ARGS else 1000
 LONG_ARTICLES = "--long-articles" in sys.argv  # see page_body
 BUDGET = "127.0.0.1=1000/1000/64"
+PARTS = ("worker", "readers", "PostgreSQL", "Redis", "site")  # cpu_by_part
 # Which runs: "1,2" by default; BENCH_WORKERS=1 for a quicker profile of one worker.
 WORKERS = [int(n) for n in os.environ.get("BENCH_WORKERS", "1,2").split(",")]
 _WORDS = [
@@ -194,18 +197,28 @@ async def bare_loop(port: int, paths: list[str]) -> tuple[float, float]:
     return time.perf_counter() - started, time.thread_time() - cpu
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds a worker has used, its page readers' included (Linux /proc:
-    the readers are its live children, app.articles.reading)."""
-    total = 0.0
+def cpu_by_part(workers: list[int]) -> dict[str, float]:
+    """User + system CPU seconds so far of the parts of an import (Linux /proc): the worker
+    processes, their page readers (live children, app.articles.reading), PostgreSQL and Redis
+    (every process of theirs on the machine) and this process (the site serves from it)."""
+    parts = dict.fromkeys(PARTS, 0.0)
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
+            head, tail = stat.read_text().rsplit(")", 1)
         except OSError:
             continue  # gone meanwhile
-        if int(stat.parent.name) == pid or int(fields[1]) == pid:
-            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    return total
+        pid, command, fields = int(stat.parent.name), head.partition("(")[2], tail.split()
+        part = (
+            "worker" if pid in workers
+            else "readers" if int(fields[1]) in workers
+            else "PostgreSQL" if command == "postgres"
+            else "Redis" if command.startswith("redis-server")
+            else "site" if pid == os.getpid()
+            else None
+        )  # fmt: skip
+        if part is not None:
+            parts[part] += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return parts
 
 
 def machine_busy_seconds() -> float:
@@ -260,7 +273,8 @@ async def run_import(
     try:
         await workers_ready(redis, settings)
         await asyncio.sleep(2.0)  # every worker connects before the clock starts
-        cpu = sum(cpu_seconds(p.pid) for p in processes)
+        pids = [p.pid for p in processes]
+        cpu = cpu_by_part(pids)
         busy = machine_busy_seconds()
         started = time.perf_counter()
         job_id = await imports.create_job(workspace_id, urls, actor_user_id=user_id)
@@ -270,7 +284,7 @@ async def run_import(
             await asyncio.sleep(0.1)
         seconds = time.perf_counter() - started
         busy = machine_busy_seconds() - busy
-        cpu = sum(cpu_seconds(p.pid) for p in processes) - cpu
+        cpu = {part: seconds - cpu[part] for part, seconds in cpu_by_part(pids).items()}
         # Who read what, and whether analyses ran meanwhile (they should wait: not timed).
         split = await db.fetch(
             "SELECT leased_by, count(*) AS n FROM import_items WHERE job_id = $1"
@@ -306,10 +320,15 @@ async def run_import(
 @dataclass(frozen=True)
 class Run:
     seconds: float
-    cpu: float  # the workers' CPU seconds
+    parts: dict[str, float]  # CPU seconds of the workers, their readers, PostgreSQL, Redis, site
     busy: float  # the whole machine's busy CPU seconds
     per_worker: list[int]  # items each worker process read
     analysed: int  # analyses started while the import ran
+
+    @property
+    def cpu(self) -> float:
+        """The workers' CPU seconds, their readers' included."""
+        return self.parts["worker"] + self.parts["readers"]
 
 
 async def main() -> None:
@@ -351,6 +370,8 @@ async def main() -> None:
                 f"  items per worker {'/'.join(map(str, run.per_worker))}"
                 f"  analyses run meanwhile {run.analysed}"
             )
+            shares = "  ".join(f"{part} {run.parts[part] / URLS * 1000:.1f}" for part in PARTS)
+            print(f"  CPU ms/URL by part     {shares}")
     finally:
         thread.stop()
         await stop_services(redis)
