@@ -30,6 +30,7 @@ import trafilatura
 from lxml import etree
 from lxml.html import HtmlElement
 from trafilatura.htmlprocessing import build_html_output
+from trafilatura.settings import Document as TrafilaturaDocument
 from trafilatura.utils import load_html
 
 from app.articles.consent import (
@@ -47,6 +48,7 @@ from app.articles.fetching import (
     kind_of,
     title_from_filename,
 )
+from app.articles.page_metadata import page_metadata
 from app.articles.types import ScrapedArticle, Source, Warning
 from app.core.i18n import _
 from app.egress import (
@@ -85,6 +87,8 @@ ACCEPT = "text/html,application/xhtml+xml;q=0.9,application/pdf;q=0.8,*/*;q=0.5"
 # Consent text kept when a wall is stored: enough to show what the page said.
 MAX_WALL_CHARS = 4000
 EARLIEST = datetime(1990, 1, 1, tzinfo=UTC)  # publication dates before this are broken
+# No guessing from "© 2025" footers: a wrong date is worse than none.
+DATE_PARAMS = {"extensive_search": False, "original_date": True}
 
 
 class Failure(StrEnum):
@@ -311,24 +315,7 @@ def read_html(
     markers = page_markers(tree)
     meta = head_meta(tree)
     drop_captions(tree)
-    found = trafilatura.bare_extraction(
-        tree,
-        url=final_url,
-        with_metadata=True,
-        include_comments=False,
-        include_links=True,
-        include_images=True,
-        include_formatting=True,
-        include_tables=True,
-        # We read `.body` (build_html_output below); "html" spares trafilatura the plain
-        # text it would otherwise make of it for `.text` (a tenth of a worker's CPU).
-        output_format="html",
-        # No guessing from "© 2025" footers: a wrong date is worse than none.
-        date_extraction_params={"extensive_search": False, "original_date": True},
-    )
-    if isinstance(found, dict):  # only with the deprecated as_dict
-        raise TypeError("trafilatura returned a dict")
-    body_html = build_html_output(found) if found is not None and found.body is not None else ""
+    found, body_html = read_article(tree, final_url)
     title = _clean(getattr(found, "title", None)) or meta.get("og:title", "") or meta["<title>"]
     content = drop_title_heading(from_html(body_html, base_url=final_url), title)
     text = to_text(content)
@@ -395,6 +382,33 @@ def read_html(
         word_count=word_count,
         metadata=metadata,
     )  # fmt: skip
+
+
+def read_article(tree: HtmlElement, final_url: str) -> tuple[TrafilaturaDocument | None, str]:
+    """trafilatura's metadata and article HTML, or (None, "") for a page it discards."""
+    try:
+        # The tree as trafilatura's own metadata step saw it: its extraction works on a copy.
+        found = page_metadata(tree, final_url, DATE_PARAMS)
+    except (TypeError, ValueError):  # what bare_extraction discards a page for
+        return None, ""
+    extraction = trafilatura.bare_extraction(
+        tree,
+        url=final_url,
+        with_metadata=False,  # page_metadata: the same fields, without categories and tags
+        include_comments=False,
+        include_links=True,
+        include_images=True,
+        include_formatting=True,
+        include_tables=True,
+        # We read `.body` (build_html_output below); "html" spares trafilatura the plain
+        # text it would otherwise make of it for `.text` (a tenth of a worker's CPU).
+        output_format="html",
+    )
+    if isinstance(extraction, dict):  # only with the deprecated as_dict
+        raise TypeError("trafilatura returned a dict")
+    if extraction is None:
+        return None, ""
+    return found, build_html_output(extraction) if extraction.body is not None else ""
 
 
 def _wall_content(page_text: str, final_url: str) -> tuple[Document, str]:
