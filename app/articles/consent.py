@@ -115,7 +115,7 @@ def count_words(text: str) -> int:
 
 def consent_platforms(markers: Iterable[str]) -> list[str]:
     """Which consent platforms the page's script srcs, ids and class names name."""
-    haystack = " ".join(m.lower() for m in markers)
+    haystack = " ".join(markers).lower()
     return [
         name for name, needles in CONSENT_PLATFORMS.items() if any(n in haystack for n in needles)
     ]
@@ -130,11 +130,18 @@ class ConsentVerdict:
     ratio: float
 
 
-def consent_wall(markers: Iterable[str], text: str) -> ConsentVerdict:
-    """A probable consent wall: a platform's markers plus short text full of consent wording."""
+def consent_wall(
+    markers: Iterable[str], text: str, word_count: int | None = None
+) -> ConsentVerdict:
+    """A probable consent wall: a platform's markers plus short text full of consent wording.
+
+    `word_count`: `count_words(text)`, when the caller has it; a text too long to be a
+    wall is then not read at all (its ratio is 0: not judged)."""
     platforms = tuple(consent_platforms(markers))
     if not platforms:  # no wall without a platform: spare reading a long article's words
         return ConsentVerdict(False, (), 0.0)
+    if word_count is not None and word_count > CONSENT_MAX_WORDS:
+        return ConsentVerdict(False, platforms, 0.0)
     # One word past the limit is enough to know the text is too long to be a wall:
     # most sites load a consent script beside their 5,000-word articles.
     found = islice(_WORD.finditer(text), CONSENT_MAX_WORDS + 1)
@@ -249,7 +256,7 @@ def paywall(
         signals.append("json-ld")
     lowered = " ".join(f"{text} {page_text}".lower().split())
     signals += [f"phrase:{p}" for p in _ALL_PAYWALL_PHRASES if p in lowered]
-    haystack = " ".join(m.lower() for m in markers)
+    haystack = " ".join(markers).lower()
     classes = [f"class:{name}" for name in PAYWALL_CLASSES if name in haystack]
     decisive = bool(signals) or (bool(classes) and cut_short(text))
     return PaywallVerdict(decisive, tuple(signals + classes))

@@ -263,3 +263,14 @@ def test_a_long_text_with_a_platform_is_judged_on_its_first_words_only():
     verdict = consent_wall(ONETRUST, long_text)
     assert not verdict.wall
     assert 0 < verdict.ratio < CONSENT_MIN_RATIO
+
+
+def test_a_text_known_to_be_long_is_not_read():
+    long_text = CONSENT_TEXT["en"] + " river" * CONSENT_MAX_WORDS
+    known = consent_wall(ONETRUST, long_text, count_words(long_text))
+    assert (known.wall, known.platforms) == (False, consent_wall(ONETRUST, long_text).platforms)
+    assert known.ratio == 0  # not judged
+    # The count is only a shortcut past the limit: a short wall is judged on its words.
+    short = CONSENT_TEXT["en"]
+    assert consent_wall(ONETRUST, short, count_words(short)) == consent_wall(ONETRUST, short)
+    assert consent_wall(ONETRUST, short).wall

@@ -1,12 +1,14 @@
-"""page_metadata finds what trafilatura's extract_metadata finds, field by field."""
+"""What read_html asks of trafilatura comes out as trafilatura's own calls would give it:
+the metadata (page_metadata), the visible text (visible_text)."""
 
 from __future__ import annotations
 
 import pytest
+from trafilatura import html2txt
 from trafilatura.metadata import extract_metadata
 from trafilatura.utils import load_html
 
-from app.articles.extraction import DATE_PARAMS
+from app.articles.extraction import DATE_PARAMS, visible_text
 from app.articles.page_metadata import page_metadata
 from tests.fakes.site import DEMO_PAGES
 
@@ -79,3 +81,17 @@ def test_categories_and_licence_are_not_looked_for():
     assert (theirs.categories, theirs.license) == (["Floods"], "CC BY 4.0")
     ours = page_metadata(load_html(html), URL, DATE_PARAMS)
     assert (ours.categories, ours.license) == (None, None)
+
+
+VISIBLE = {
+    "an article": page("<title>Flood plan</title>", "<nav>Home · News</nav><h1>Flood plan</h1>"),
+    "a head and no body": "<html><head><title>Only a title here</title></head></html>",
+    "a frameset": "<html><head><title>t</title></head><frameset><frame src=a></frameset></html>",
+    **{path.name: path.read_text() for path in sorted(DEMO_PAGES.glob("consent_*.html"))},
+}
+
+
+@pytest.mark.parametrize("html", VISIBLE.values(), ids=VISIBLE.keys())
+def test_the_visible_text_of_the_parsed_tree_is_that_of_the_page(html: str):
+    assert visible_text(load_html(html), html) == (html2txt(html) or "")
+    assert visible_text(None, html) == (html2txt(html) or "")
