@@ -55,7 +55,10 @@ ALL_STOP_WORDS: frozenset[str] = frozenset().union(*STOP_WORDS.values())
 
 MIN_HITS = 5  # function words needed before we say anything
 MARGIN = 1.2  # the best language must beat the runner-up by this factor
-SAMPLE_WORDS = 3000  # enough to decide; keeps long papers cheap
+# Words read: enough to decide. 1,000 words decide as 3,000 did on 915 of the 917 news
+# pages of trafilatura's evaluation set (not: a page of PHP warnings, and a German page
+# 3,000 words took for Dutch); fewer misread Chinese pages by the Latin names they open with.
+SAMPLE_WORDS = 1000
 
 
 def detect(words: list[str]) -> str:

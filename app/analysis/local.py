@@ -137,7 +137,8 @@ def summary(full_text: str, scored: dict[str, float]) -> str:
 
 
 def detect_language(article: AnalysisInput) -> str:
-    return lang.detect(txt.words(article.full_text)) or lang.declared(article.language)
+    sample = txt.first_words(article.full_text, lang.SAMPLE_WORDS)
+    return lang.detect(sample) or lang.declared(article.language)
 
 
 def analyse(

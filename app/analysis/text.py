@@ -32,6 +32,27 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text)
 
 
+def first_words(text: str, limit: int) -> list[str]:
+    """words(text)[:limit], reading no further than it needs, at a fraction of the cost.
+
+    As in count_matches: every ASCII character but a letter separates words, so a run of
+    ASCII letters between them is one word, split off in C; only the runs holding a
+    non-ASCII character go through the pattern.
+    """
+    raw = text.encode("utf-8", "surrogatepass").translate(_separators_to_spaces(b""))
+    found: list[str] = []
+    while raw and len(found) < limit:
+        # No more runs than words still wanted (an ASCII run is one word), and the rest.
+        runs = raw.split(None, limit - len(found))
+        raw = runs.pop() if len(runs) > limit - len(found) else b""
+        for run in runs:
+            if run.isalpha():  # ASCII letters only
+                found.append(run.decode("ascii"))
+            else:
+                found += _WORD.findall(run.decode("utf-8", "surrogatepass"))
+    return found[:limit]
+
+
 def word_count(text: str) -> int:
     """len(words(text)), without listing them (count_matches)."""
     return count_matches(text, _WORD)

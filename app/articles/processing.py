@@ -17,8 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from app.analysis import language
-from app.analysis.text import word_count
-from app.analysis.text import words as text_words
+from app.analysis.text import first_words, word_count
 from app.articles.types import ArxivData, ScrapedArticle, Warning
 from app.articles.urls import InvalidUrl, normalize_url, url_hash
 from app.core.i18n import _
@@ -148,7 +147,7 @@ def article_language(declared: str, text: str) -> str:
     same order of preference as the analyser's (app.analysis.local).
     """
     tag = clean(declared, MAX_LANGUAGE).lower()
-    detected = language.detect(text_words(text[:40_000]))  # it reads 3000 words at most
+    detected = language.detect(first_words(text[:40_000], language.SAMPLE_WORDS))
     return detected if detected and detected != language.declared(tag) else tag
 
 

@@ -7,6 +7,7 @@ import pytest
 from app.analysis import language, local, text
 from app.analysis.services import Run, run_analysis
 from app.analysis.types import AnalysisInput, DocumentFrequencies, Section
+from app.articles.processing import article_language
 from app.articles.services import process_scraped_article
 from app.core import db
 from tests.articles.helpers import article_event
@@ -95,6 +96,32 @@ def test_too_little_text_says_nothing_and_the_declared_language_is_used() -> Non
 def test_detected_language_wins_over_a_wrong_declaration() -> None:
     article = AnalysisInput(1, 1, title="", text=GERMAN, language="en")
     assert local.detect_language(article) == "de"
+
+
+def test_an_article_that_quotes_another_language_at_length_keeps_its_own() -> None:
+    # An English statement quoted in full at the top of a German report.
+    mixed = "\n\n".join([ENGLISH, *[GERMAN] * 6, ENGLISH])
+    assert len(text.words(mixed)) < language.SAMPLE_WORDS  # all of it is read
+    article = AnalysisInput(1, 1, title="", text=mixed, language="")
+    assert local.detect_language(article) == "de"
+    assert article_language("en", mixed) == "de"
+
+
+def test_a_long_text_is_judged_on_its_first_words() -> None:
+    # Cheap for 20,000-word articles; the first thousand words say what the rest are.
+    german = "\n\n".join([GERMAN] * 12)
+    assert len(text.words(german)) > language.SAMPLE_WORDS
+    long_text = "\n\n".join([german, *[ENGLISH] * 30])  # mostly English, past the sample
+    assert language.detect(text.first_words(long_text, language.SAMPLE_WORDS)) == "de"
+    assert article_language("", long_text) == "de"
+
+
+@pytest.mark.parametrize("limit", [0, 1, 5, 60, 10_000])
+@pytest.mark.parametrize(
+    "sample", [ENGLISH, GERMAN, FRENCH, "日本語のテキスト Tōkyō İstanbul’s ½ naïve"]
+)
+def test_first_words_are_the_words_up_to_the_limit(sample: str, limit: int) -> None:
+    assert text.first_words(sample, limit) == text.words(sample)[:limit]
 
 
 @pytest.mark.parametrize(
