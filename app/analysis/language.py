@@ -66,7 +66,7 @@ def detect(words: list[str]) -> str:
     sample = [w.lower() for w in words[:SAMPLE_WORDS]]
     counts = Counter(sample)
     scores = sorted(
-        ((sum(counts[w] for w in stop), code) for code, stop in STOP_WORDS.items()),
+        ((sum(counts.get(w, 0) for w in stop), code) for code, stop in STOP_WORDS.items()),
         reverse=True,
     )
     (best, code), (second, _runner_up) = scores[0], scores[1]

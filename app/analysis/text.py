@@ -40,16 +40,18 @@ def first_words(text: str, limit: int) -> list[str]:
     non-ASCII character go through the pattern.
     """
     raw = text.encode("utf-8", "surrogatepass").translate(_separators_to_spaces(b""))
+    rest = raw.decode("utf-8", "surrogatepass")
     found: list[str] = []
-    while raw and len(found) < limit:
+    while rest and len(found) < limit:
         # No more runs than words still wanted (an ASCII run is one word), and the rest.
-        runs = raw.split(None, limit - len(found))
-        raw = runs.pop() if len(runs) > limit - len(found) else b""
+        wanted = limit - len(found)
+        runs = rest.split(None, wanted)
+        rest = runs.pop() if len(runs) > wanted else ""
+        if all(map(str.isascii, runs)):
+            found += runs
+            continue
         for run in runs:
-            if run.isalpha():  # ASCII letters only
-                found.append(run.decode("ascii"))
-            else:
-                found += _WORD.findall(run.decode("utf-8", "surrogatepass"))
+            found += [run] if run.isascii() else _WORD.findall(run)
     return found[:limit]
 
 
