@@ -115,7 +115,19 @@ _EXTRA_INFO = {
 }
 
 
-class AsyncioBackend(httpcore.AsyncNetworkBackend):
+class _TcpOnly(httpcore.AsyncNetworkBackend):
+    """Egress dials TCP, never a local socket."""
+
+    async def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        raise DialRefused("unix sockets are never used")
+
+
+class AsyncioBackend(_TcpOnly):
     """Connects to an address (never a name: PinnedBackend resolved and checked it)."""
 
     async def connect_tcp(
@@ -138,19 +150,11 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
             writer.get_extra_info("socket").setsockopt(*option)
         return AsyncioStream(reader, writer)
 
-    async def connect_unix_socket(
-        self,
-        path: str,
-        timeout: float | None = None,
-        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
-    ) -> httpcore.AsyncNetworkStream:
-        raise DialRefused("unix sockets are never used")
-
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(seconds)
 
 
-class PinnedBackend(httpcore.AsyncNetworkBackend):
+class PinnedBackend(_TcpOnly):
     def __init__(
         self,
         policy: EgressPolicy,
@@ -208,14 +212,6 @@ class PinnedBackend(httpcore.AsyncNetworkBackend):
             if reason is not None:
                 raise DialRefused(reason)
         return addresses
-
-    async def connect_unix_socket(
-        self,
-        path: str,
-        timeout: float | None = None,
-        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
-    ) -> httpcore.AsyncNetworkStream:
-        raise DialRefused("unix sockets are never used")
 
     async def sleep(self, seconds: float) -> None:
         await self._inner.sleep(seconds)

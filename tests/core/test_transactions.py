@@ -11,7 +11,28 @@ from __future__ import annotations
 import asyncio
 import random
 
+import asyncpg
+
 from app.core import db
+
+# Which connection answered, the session setting it had, and one it leaves behind: the
+# pool's reset would clear it before the next use.
+PROBE = (
+    "SELECT pg_backend_pid() AS pid, current_setting('newsdesk.probe', true) AS probe,"
+    " set_config('newsdesk.probe', 'left behind', false)"
+)
+
+
+def _reset_only_after_the_second(*probes: asyncpg.Record | None) -> None:
+    """Three PROBE answers from one pooled connection: the first use left its setting to
+    the second (no reset), the second left nothing to the third (reset)."""
+    first, second, third = probes
+    assert first is not None
+    assert second is not None
+    assert third is not None
+    assert first["pid"] == second["pid"] == third["pid"]
+    assert second["probe"] == "left behind"
+    assert third["probe"] in ("", None)
 
 
 async def _idle_in_transaction() -> int:
@@ -84,19 +105,11 @@ async def test_fixed_statements_skip_the_pool_reset_and_every_other_use_is_reset
     """`fetch_stateless` (the stream scheduler's claim and writes) gives its connection back
     without asyncpg's reset round trip; `fetch` and transactions keep it, so session state
     (here a session-level setting, which no fixed statement may set) never outlives them."""
-    probe = (
-        "SELECT pg_backend_pid() AS pid, current_setting('newsdesk.probe', true) AS probe,"
-        " set_config('newsdesk.probe', 'left behind', false)"
-    )
     # The pool hands back the connection released last: each step reuses the same one.
-    first = (await db.fetch_stateless(probe))[0]
-    second = await db.fetchrow(probe)
-    third = await db.fetchrow(probe)
-    assert second is not None
-    assert third is not None
-    assert first["pid"] == second["pid"] == third["pid"]
-    assert second["probe"] == "left behind"  # no reset after the fixed statement
-    assert third["probe"] in ("", None)  # reset after an ordinary one
+    first = (await db.fetch_stateless(PROBE))[0]
+    second = await db.fetchrow(PROBE)
+    third = await db.fetchrow(PROBE)
+    _reset_only_after_the_second(first, second, third)
 
 
 async def test_a_stateless_transaction_skips_the_pool_reset_and_an_ordinary_one_does_not(
@@ -104,21 +117,12 @@ async def test_a_stateless_transaction_skips_the_pool_reset_and_an_ordinary_one_
 ) -> None:
     """The import worker's transactions (fixed statements of ours) give their connection
     back without the reset round trip; any other transaction keeps it."""
-    probe = (
-        "SELECT pg_backend_pid() AS pid, current_setting('newsdesk.probe', true) AS probe,"
-        " set_config('newsdesk.probe', 'left behind', false)"
-    )
     async with db.transaction(stateless=True) as tx:
-        first = await tx.fetchrow(probe)
+        first = await tx.fetchrow(PROBE)
     async with db.transaction() as tx:
-        second = await tx.fetchrow(probe)
-    third = await db.fetchrow(probe)
-    assert first is not None
-    assert second is not None
-    assert third is not None
-    assert first["pid"] == second["pid"] == third["pid"]
-    assert second["probe"] == "left behind"  # no reset after the stateless transaction
-    assert third["probe"] in ("", None)  # reset after the ordinary one
+        second = await tx.fetchrow(PROBE)
+    third = await db.fetchrow(PROBE)
+    _reset_only_after_the_second(first, second, third)
 
 
 async def test_a_lock_timeout_holds_for_the_transaction_and_for_one_it_joins(
