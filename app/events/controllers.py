@@ -19,7 +19,7 @@ from app.events import queries
 from app.events.describe import FILTERS, Sentence, UnknownKind, kinds_of, sentence
 from app.events.services import ACTIVITY_TOPIC
 from app.events.types import EventPage, EventView
-from app.live.streams import follow
+from app.live.streams import BUSY_VIEW_SECONDS, follow
 from app.web.pages import page
 from app.web.templating import render_block
 
@@ -111,7 +111,7 @@ class ActivityController(Controller):
                 )
             ]
 
-        return follow(request, {ACTIVITY_TOPIC}, render)
+        return follow(request, {ACTIVITY_TOPIC}, render, min_interval=BUSY_VIEW_SECONDS)
 
 
 class EventsApi(Controller):

@@ -36,7 +36,7 @@ from app.imports.types import (
     JobView,
     job_topic,
 )
-from app.live.streams import follow
+from app.live.streams import BUSY_VIEW_SECONDS, follow
 from app.web.pages import Form, is_datastar, page
 from app.web.templating import render_block
 
@@ -147,7 +147,7 @@ class ImportsController(Controller):
                 render_block(INDEX, "jobs", request, viewer=viewer, jobs=jobs, **TEMPLATE_HELPERS)
             ]
 
-        return follow(request, {IMPORTS_TOPIC}, render)
+        return follow(request, {IMPORTS_TOPIC}, render, min_interval=BUSY_VIEW_SECONDS)
 
     @get("/{job_id:int}")
     async def show(self, request: Request, job_id: FromPath[int]) -> Template:
@@ -173,7 +173,7 @@ class ImportsController(Controller):
                 render_block(SHOW, "items", request, **context),
             ]
 
-        return follow(request, {job_topic(job_id)}, render)
+        return follow(request, {job_topic(job_id)}, render, min_interval=BUSY_VIEW_SECONDS)
 
     @post("/{job_id:int}/pause", guards=MANAGE)
     async def pause(self, request: Request, job_id: FromPath[int]) -> Redirect:

@@ -131,12 +131,17 @@ class Group:
         async with hub.subscribe(self.view.workspace_id, set(self.view.topics)) as sub:
             self._paused = not hub.connected
             self._subscribed.set()
+            loop = asyncio.get_running_loop()
+            rendered = -self.view.min_interval
             while True:
                 changed = await sub.next_change(60.0)
                 if not changed:
                     continue
-                await asyncio.sleep(COALESCE_SECONDS)  # a burst of notices: one render
+                # A burst of notices: one render (and a busy view waits its interval).
+                wait = rendered + self.view.min_interval - loop.time()
+                await asyncio.sleep(max(COALESCE_SECONDS, wait))
                 changed |= await sub.next_change(0)
+                rendered = loop.time()
                 try:
                     async with self._lock:
                         await self._apply(changed)

@@ -80,6 +80,9 @@ class LiveView(ABC):
     workspace_id: int
     topics: frozenset[str]
     audience: Audience
+    # A view whose topics can change many times a second (an import's progress) renders at
+    # most this often: the changes meanwhile land together in the next render.
+    min_interval: float = 0.0
 
     @abstractmethod
     async def load(self, changed: set[str]) -> Any: ...

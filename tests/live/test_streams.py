@@ -18,13 +18,13 @@ async def _workspace(people) -> int:
     return person.workspace_id
 
 
-async def _follow(workspace_id: int, topics: set[str], render):
+async def _follow(workspace_id: int, topics: set[str], render, min_interval: float = 0.0):
     """follow()'s event stream for the workspace's owner, as the browser reads it."""
     owner = await db.fetchval(
         "SELECT user_id FROM memberships WHERE workspace_id = $1 AND role = 'owner'", workspace_id
     )
     request = await stream_request(owner)
-    return follow(request, topics, render).iterator
+    return follow(request, topics, render, min_interval=min_interval).iterator
 
 
 async def _next(stream, timeout: float = 5.0) -> str:
@@ -88,6 +88,36 @@ async def test_a_burst_of_notices_is_rendered_once_not_once_per_notice(services,
     await _next(stream)
     await asyncio.sleep(0.3)
     assert renders == 2  # the first state, then one re-render for the whole burst
+    await stream.aclose()
+
+
+async def test_a_busy_view_renders_at_most_once_per_interval_and_ends_on_the_last_change(
+    services, people
+):
+    """An import's job page gets a notice per item: 20 notices, 50 ms apart (each would be
+    a render of its own), make a view with a 0.3 s interval render every 0.3 s at most."""
+    workspace_id = await _workspace(people)
+    state = {"n": 0}
+    rendered_at: list[float] = []
+    loop = asyncio.get_running_loop()
+
+    async def render(changed: set[str]) -> list[str]:
+        rendered_at.append(loop.time())
+        return [f'<p id="count">{state["n"]}</p>']
+
+    stream = await _follow(workspace_id, {"counter"}, render, min_interval=0.3)
+    await _next(stream)
+    for n in range(1, 21):
+        state["n"] = n
+        await publish(workspace_id, "counter")
+        await asyncio.sleep(0.05)
+    last = ""
+    while 'id="count">20<' not in last:
+        last = await _next(stream)
+    renders = rendered_at[1:]  # after the first state
+    assert 2 <= len(renders) <= 5  # about a second of notices, not 20 renders
+    gaps = [later - earlier for earlier, later in zip(rendered_at, rendered_at[1:], strict=False)]
+    assert min(gaps[1:]) >= 0.29  # the first change after quiet goes out at once
     await stream.aclose()
 
 
