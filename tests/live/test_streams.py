@@ -1,6 +1,7 @@
 """Live plumbing: after-commit notices, the hub's fan-out, state-then-follow streams."""
 
 import asyncio
+from itertools import pairwise
 
 import pytest
 
@@ -116,7 +117,7 @@ async def test_a_busy_view_renders_at_most_once_per_interval_and_ends_on_the_las
         last = await _next(stream)
     renders = rendered_at[1:]  # after the first state
     assert 2 <= len(renders) <= 5  # about a second of notices, not 20 renders
-    gaps = [later - earlier for earlier, later in zip(rendered_at, rendered_at[1:], strict=False)]
+    gaps = [later - earlier for earlier, later in pairwise(rendered_at)]
     assert min(gaps[1:]) >= 0.29  # the first change after quiet goes out at once
     await stream.aclose()
 
