@@ -22,7 +22,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from asyncpg import Record
+from asyncpg.exceptions import LockNotAvailableError
 
+from app.articles import services as article_services
 from app.articles.services import process_scraped_article, store_unavailable_reason
 from app.articles.types import OutcomeKind, ScrapedArticle, Source
 from app.core import config, db, jobs
@@ -236,10 +238,10 @@ async def delete(workspace_id: int, job_id: int) -> None:
 # Workers: claim, lease, result -------------------------------------------------------
 
 
-def _worker_tx(workspace_id: int) -> Any:
+def _worker_tx(workspace_id: int, *, lock_timeout: str | None = None) -> Any:
     """A worker's transaction on an item: fixed statements of ours (the article's store
     included), so its connection skips the pool's reset (db.transaction's `stateless`)."""
-    return db.workspace_tx(workspace_id, stateless=True)
+    return db.workspace_tx(workspace_id, stateless=True, lock_timeout=lock_timeout)
 
 
 async def claim_next(worker: str) -> Claim | None:
@@ -356,7 +358,10 @@ async def save(claim: Claim, event: ScrapedArticle) -> ItemState | None:
     finishes `cancelled` with nothing saved.
     """
     try:
-        async with _worker_tx(claim.workspace_id) as tx:
+        # No lock is waited for longer than the article's store would wait for one (set
+        # with the workspace: the store's own setting then costs no round trip).
+        lock_timeout = article_services.LOCK_TIMEOUT
+        async with _worker_tx(claim.workspace_id, lock_timeout=lock_timeout) as tx:
             if not await _held(tx, claim):
                 return None
             # No analysis wake-up per article: the process's last import loop wakes
@@ -377,6 +382,9 @@ async def save(claim: Claim, event: ScrapedArticle) -> ItemState | None:
         return await _finish_cancelled(claim)
     except _StoreFailed as failed:
         return await fail(claim, failed.decision)
+    except LockNotAvailableError:  # the item or the job held by another past the timeout
+        unavailable = store_unavailable_reason()
+        return await fail(claim, policy.after_store_failure(unavailable, True, claim.attempts))
 
 
 class _StoreFailed(Exception):

@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import json
 
+import asyncpg
 import pytest
 from redis.asyncio import Redis
 
+from app.articles import services as article_services
 from app.articles.services import process_scraped_article
 from app.articles.types import Source
 from app.core import db
@@ -27,6 +29,7 @@ from tests.imports.helpers import (
     run_worker,
     states,
 )
+from tests.workers.processes import eventually
 
 
 @pytest.fixture
@@ -305,6 +308,36 @@ async def test_a_result_is_written_only_under_the_claiming_token(workspace, site
         await step.process(fresh)
     (row,) = await item_rows(job_id)
     assert (row["state"], row["error"]) == ("saved", "")
+
+
+async def test_a_lock_held_past_the_timeout_gives_the_item_back_to_retry(
+    workspace, site, site_egress, settings, monkeypatch
+):
+    """Another session holds the item's row (maintenance, a stuck transaction): the save
+    gives up after the store's lock timeout and the item waits to be read again."""
+    monkeypatch.setattr(article_services, "LOCK_TIMEOUT", "150ms")
+    job_id = await services.create_job(
+        workspace, articles_at(site, "/news/locked"), actor_user_id=None
+    )
+    claim = await services.claim_next("w-1")
+    assert claim is not None
+    holder = await asyncpg.connect(settings.database_owner_url)
+    try:
+        await holder.execute("BEGIN")
+        await holder.execute("SELECT 1 FROM import_items WHERE id = $1 FOR UPDATE", claim.item_id)
+        reading = asyncio.create_task(step.process(claim))
+        # Fetched and read, the save waits for the row.
+        waiting = "SELECT count(*) FROM pg_locks WHERE NOT granted"
+        await eventually(lambda: holder.fetchval(waiting), within=20, every=0.05)
+        await asyncio.sleep(0.5)  # it gave up after 150 ms; giving the item back waits for it
+    finally:
+        await holder.close()
+    assert await reading == ItemState.PENDING
+    (row,) = await item_rows(job_id)
+    assert row["state"] == "pending"
+    assert row["error"] == article_services.store_unavailable_reason()
+    job = await job_of(workspace, job_id)
+    assert counters_match_states(job, await queries.state_counts(workspace, job_id))
 
 
 async def test_a_dead_workers_last_attempt_becomes_error(workspace):
