@@ -54,3 +54,31 @@ async def test_a_worker_stopped_with_a_cancelled_job_closes_cleanly(
     job.cancel()
     await worker.close()  # no CancelledError
     assert stopped == [True]
+
+
+async def _commands_processed(pool: ArqRedis) -> int:
+    return int((await pool.info("stats"))["total_commands_processed"])
+
+
+async def test_a_poll_asks_redis_nothing_about_jobs_running_here(
+    settings: Settings, redis: object
+) -> None:
+    """A long job stays in the queue while it runs: the poll must not ask Redis about it
+    (arq asked four times per poll), while a job running elsewhere is still checked."""
+    pool = ArqRedis.from_url(settings.redis_url)
+    worker = PatientWorker(functions=[_nothing], redis_pool=pool, max_jobs=10)
+    here = asyncio.create_task(asyncio.sleep(30))
+    worker.tasks["import:1:0"] = here
+    await pool.set(b"arq:in-progress:import:9:0", b"1")  # another process runs this one
+    try:
+        before = await _commands_processed(pool)
+        await worker.start_jobs([b"import:1:0"])
+        assert await _commands_processed(pool) - before == 1  # the INFO that counted
+        before = await _commands_processed(pool)
+        await worker.start_jobs([b"import:9:0"])
+        assert await _commands_processed(pool) - before > 2  # checked as arq does
+        assert set(worker.tasks) == {"import:1:0"}
+    finally:
+        here.cancel()
+        await pool.delete(b"arq:in-progress:import:9:0")
+        await pool.aclose()
