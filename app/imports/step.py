@@ -65,7 +65,8 @@ async def reading_anywhere() -> bool:
 # the last pass (under a second later: a single worker still reads with every slot). Each
 # pass is due at a random moment within arq's poll period (jobs.POLL_SECONDS): due at a
 # fixed delay, it met the processes' polls in the same order every time, and the reading
-# process won all five. A job no loop here reads yet (a quick add beside an import) is claimed at once.
+# process won all five. A job no loop here reads yet (a quick add beside an import) is
+# claimed at once.
 PASS_ON_TIMES = 5
 PASS_ON_SECONDS = (0.1 * jobs.POLL_SECONDS, 1.1 * jobs.POLL_SECONDS)
 _jobs_read: Counter[int] = Counter()  # items this process reads, per job
