@@ -138,11 +138,6 @@ async def test_loaded_rows_survive_a_reconnect_and_load_more_adds_no_twin(page: 
     async with page.expect_response(lambda r: "/articles/stream" in r.url):
         await _set_hidden(page, True)
         await _set_hidden(page, False)
-    # The response's headers come before the server has read the state it sends: an article
-    # stored in between is in that whole state, and the row it pushes off the first page is
-    # then in neither part of the list (a known gap, docs/decisions/live.md). Let the state
-    # come first.
-    await page.wait_for_timeout(500)
     await process_scraped_article(person.workspace_id, article_event(title="After the return"))
     await expect(rows.first).to_contain_text("After the return", timeout=10_000)
     after = await _row_ids(page)
