@@ -48,20 +48,26 @@ async def document_frequencies(workspace_id: int, terms: list[str]) -> DocumentF
 
     GIN lookups on the generated `search` column, each article matched with
     the term as its own language reads it (stemmed, accents folded; the same
-    two steps as the library's search, app.articles.queries), so the cost grows
-    with the number of candidate terms, not with the library.
+    two steps as the library's search, app.articles.queries). Each term's
+    any-language query (~30 configurations parsed, ~1 ms) is made once
+    (MATERIALIZED): in the count's condition it was made again for every
+    article looked at - a second per analysis in a library of twenty.
     """
     row = await db.fetchrow(
         """
+        WITH terms AS MATERIALIZED (
+          SELECT term, newsdesk_search_any(term) AS any_language
+          FROM unnest($2::text[]) AS term
+        )
         SELECT
           (SELECT count(*) FROM articles WHERE workspace_id = $1 AND deleted_at IS NULL) AS total,
           (SELECT coalesce(jsonb_object_agg(t.term, (
               SELECT count(*) FROM articles a
               WHERE a.workspace_id = $1 AND a.deleted_at IS NULL
-                AND a.search @@ newsdesk_search_any(t.term)
+                AND a.search @@ t.any_language
                 AND a.search @@ websearch_to_tsquery(newsdesk_search_config(a.language), t.term)
               )), '{}'::jsonb)
-           FROM unnest($2::text[]) AS t(term)) AS counts
+           FROM terms AS t) AS counts
         """,
         workspace_id,
         terms,

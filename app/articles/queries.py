@@ -228,14 +228,15 @@ async def _recent(workspace_id: int, f: LibraryFilter, span: _Span) -> list[Reco
 async def _search(workspace_id: int, f: LibraryFilter, span: _Span) -> list[Record]:
     where = _filters(workspace_id, f)
     query = where.param(f.q)
-    where.add(f"a.search @@ newsdesk_search_any({query})")
+    where.add(f"a.search @@ (SELECT newsdesk_search_any({query}))")
     where.add("a.search @@ sq.query")
     page_where = _within(f.order, span, where, _HIT_COLUMNS)
     limit = where.param(f.limit + 1)
     skip = where.param(span.skip)
     markers = where.param(listing.HIT_START + listing.HIT_END)
     options = where.param(listing.HEADLINE_OPTIONS)
-    # The index finds candidates with the query as any language reads it;
+    # The index finds candidates with the query as any language reads it (made once, in
+    # its own SELECT: as a condition it was made again for every article a scan looked at);
     # each is then matched with the query as its own language reads it
     # (migration m0005), so a German article is found by its German stems
     # whatever the UI language.

@@ -67,6 +67,8 @@ async def search(workspace_id: int, q: str, cursor: str | None) -> ItemPage:
     candidates with the query as any language reads it, and each candidate is matched with
     the query as its own language reads it, so "Überschwemmungen" finds a German post that
     says "Überschwemmung" and an unknown language is matched word for word, unaccented.
+    The any-language query is made once, in its own SELECT (as a condition it was made
+    again for every post a scan looked at: ~1 ms each).
     """
     at, key = streams.decode_cursor(cursor) if cursor else (None, None)
     rows = await db.fetch(
@@ -74,7 +76,7 @@ async def search(workspace_id: int, q: str, cursor: str | None) -> ItemPage:
         SELECT {streams.ITEM_FIELDS}
         FROM feed_items i LEFT JOIN stream_sources s ON s.id = i.source_id
         WHERE i.workspace_id = $1
-          AND {_VECTOR} @@ newsdesk_search_any($2)
+          AND {_VECTOR} @@ (SELECT newsdesk_search_any($2))
           AND {_VECTOR} @@ websearch_to_tsquery(newsdesk_search_config(i.lang), $2)
           AND ($3::timestamptz IS NULL OR (i.created_at_remote, i.dedup_key) < ($3, $4))
         ORDER BY i.created_at_remote DESC, i.dedup_key DESC LIMIT $5

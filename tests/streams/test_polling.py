@@ -15,6 +15,7 @@ from app.streams import polling, services
 from app.streams.types import COLUMNS_TOPIC, column_topic
 from app.wall import queries as wall_queries
 from tests.egress.servers import Reply
+from tests.plans import per_row_conditions, plan_of
 from tests.streams.conftest import items_of, make_due, source_row, sources_of
 from tests.streams.statuses import status, statuses_reply
 
@@ -155,6 +156,11 @@ async def test_untagged_posts_get_the_language_their_words_show(people, site, si
     found = await wall_queries.search(ws, "Brücken", None)
     [post] = found.items
     assert "Die Stadt hat am Dienstag beschlossen" in post.plain_text
+    # The any-language query is read once per search, not once for every stored post.
+    plan = await plan_of(
+        ws, lambda: wall_queries.search(ws, "Brücken", None), "newsdesk_search_any"
+    )
+    assert not [c for c in per_row_conditions(plan) if "newsdesk_search_any" in c]
 
 
 async def test_two_columns_sharing_a_feed_cost_one_poll(people, site, site_egress):

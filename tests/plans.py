@@ -1,0 +1,38 @@
+"""What PostgreSQL plans for a statement our code really sends (EXPLAIN of the query itself)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from asyncpg.connection import LoggedQuery
+
+from app.core import db
+
+# Where a plan node evaluates an expression once per row it looks at.
+_PER_ROW = ("Filter", "Join Filter", "Recheck Cond")
+
+
+async def plan_of(workspace_id: int, call: Callable[[], Awaitable[object]], marker: str) -> Any:
+    """The plan of the statement `call` sends that contains `marker`, run in one transaction."""
+    sent: list[LoggedQuery] = []
+    async with db.workspace_tx(workspace_id) as tx:
+        tx.connection.add_query_logger(sent.append)
+        try:
+            await call()
+            await asyncio.sleep(0)  # asyncpg hands each query to its loggers on the next turn
+        finally:
+            tx.connection.remove_query_logger(sent.append)
+        [query] = [q for q in sent if marker in q.query]
+        plan = await tx.fetchval("EXPLAIN (FORMAT JSON) " + query.query, *query.args)
+    return json.loads(plan)[0]["Plan"]
+
+
+def per_row_conditions(plan: Any) -> list[str]:
+    """Every expression the plan's nodes evaluate per row, init plans and sub plans included."""
+    found = [plan[key] for key in _PER_ROW if key in plan]
+    for child in plan.get("Plans", []):
+        found += per_row_conditions(child)
+    return found
