@@ -230,7 +230,9 @@ async def test_document_frequencies_parse_each_term_once_per_language_not_per_ar
     workspace, _owner = await people.workspace()
     for i in range(20):
         await process_scraped_article(workspace, article_event(text=f"Heat story {i}. {ENGLISH}"))
-    german = "Die Stadt baut neue Häuser für Familien, und der Rat hat den Plan im Sommer gebilligt."
+    german = (
+        "Die Stadt baut neue Häuser für Familien, und der Rat hat den Plan im Sommer gebilligt."
+    )
     await process_scraped_article(workspace, article_event(text=german, language="de"))
 
     from app.analysis.queries import document_frequencies
