@@ -13,8 +13,9 @@ parallel with the loop and with each other.
   extraction code once, so an import's first page does not wait the second that takes.
 - Readers ignore SIGINT and SIGTERM: a stop signal sent to the worker's whole process group
   must let the worker finish its pages or hand them back, not fail the pages in flight.
-  They die with their worker instead, however it ends (Linux's parent-death signal): a
-  killed worker leaves no reader behind.
+  They die with their worker instead, however it ends (Linux's parent-death signal, set
+  before anything heavy is imported, app.articles.reader_start): a killed worker leaves no
+  reader behind, even one still starting.
 - A reader that dies (a crash inside lxml, the kernel's OOM killer) breaks the pool: it is
   made anew and the page read once more; a page that stops its reader twice fails with a
   reason, and the worker lives on.
@@ -26,11 +27,9 @@ parallel with the loop and with each other.
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import logging
 import multiprocessing
-import signal
-import sys
+import os
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from functools import partial
@@ -38,6 +37,7 @@ from functools import partial
 import msgspec
 
 from app.articles.extraction import Extracted, ExtractionError, Failure, read_html
+from app.articles.reader_start import reader_started
 from app.core import config
 from app.core.i18n import _, active_language, speaking
 
@@ -94,7 +94,8 @@ def _pool() -> ProcessPoolExecutor:
         _readers = ProcessPoolExecutor(
             max_workers=config.active().reading_processes,
             mp_context=multiprocessing.get_context("spawn"),
-            initializer=_reader_started,
+            initializer=reader_started,  # its own light module: the first thing a reader runs
+            initargs=(os.getpid(),),
         )
     return _readers
 
@@ -111,18 +112,6 @@ def _discard(readers: ProcessPoolExecutor) -> None:
     if _readers is readers:
         _readers = None
     readers.shutdown(wait=False, cancel_futures=True)
-
-
-_PR_SET_PDEATHSIG = 1  # prctl(2)
-
-
-def _reader_started() -> None:
-    """In a reader: stop signals are the worker's to handle, and the reader dies with it
-    (see the module's docstring)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    if sys.platform == "linux":
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def _ready() -> None:

@@ -6,6 +6,9 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -17,7 +20,7 @@ from app.core.i18n import _, speaking
 from app.safe_content import to_text
 from tests.fakes.site import FakeSite
 from tests.fixtures import make_test_settings
-from tests.workers.processes import eventually, page_readers, running
+from tests.workers.processes import ROOT, eventually, page_readers, running
 
 URL = "https://news.example/story"
 pytestmark = pytest.mark.usefixtures("settings")  # READING_PROCESSES
@@ -103,3 +106,40 @@ async def test_a_page_that_reads_too_long_fails_and_its_reader_is_stopped(
     assert raised.value.reason == "This page could not be read: reading it took too long."
     await eventually(lambda: not any(running(pid) for pid in before), within=5)
     assert await read(page(site)) == read_html(page(site), url=URL, final_url=URL)  # new readers
+
+
+# A worker killed while its readers still start: they are spawned, and it dies at once.
+KILLED_AT_START = """
+import os, signal
+from app.articles import reading
+from app.core import config
+from tests.fixtures import make_test_settings
+from tests.workers.processes import page_readers
+config.activate(make_test_settings())
+reading.start()
+print(*page_readers(os.getpid()), flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+async def test_readers_of_a_worker_killed_while_they_start_do_not_outlive_it(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """A reader set its parent-death signal only after importing the reading code (seconds
+    on a loaded machine): one whose worker died meanwhile was never signalled and waited for
+    pages for ever."""
+    output = tmp_path / "output"
+    with output.open("wb") as out:  # not a pipe: a reader left behind would hold it open
+        done = await asyncio.to_thread(
+            subprocess.run, [sys.executable, "-c", KILLED_AT_START], cwd=ROOT, stdout=out,
+            stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    assert done.returncode == -signal.SIGKILL, output.read_text()[-2000:]
+    readers = [int(pid) for pid in output.read_text().split()]
+    assert len(readers) == settings.reading_processes
+    try:
+        await eventually(lambda: not any(running(pid) for pid in readers), within=30)
+    finally:
+        for pid in readers:
+            if running(pid):
+                os.kill(pid, signal.SIGKILL)

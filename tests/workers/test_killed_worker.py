@@ -108,6 +108,6 @@ async def test_a_killed_workers_page_readers_die_with_it(
 
         os.kill(worker.process.pid, signal.SIGKILL)
         worker.process.wait(10)
-        await eventually(lambda: not any(running(pid) for pid in readers), within=10)
+        await eventually(lambda: not any(running(pid) for pid in readers), within=30)
     finally:
         worker.kill()
