@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import socket
 import time
+from pathlib import Path
 
 from arq.connections import ArqRedis
 
 from app.core.config import Settings
+from tests.workers.processes import PrivateRedis
 from workers.worker import PatientWorker
 
 
@@ -60,12 +62,13 @@ async def _commands_processed(pool: ArqRedis) -> int:
     return int((await pool.info("stats"))["total_commands_processed"])
 
 
-async def test_a_poll_asks_redis_nothing_about_jobs_running_here(
-    settings: Settings, redis: object
-) -> None:
+async def test_a_poll_asks_redis_nothing_about_jobs_running_here(tmp_path: Path) -> None:
     """A long job stays in the queue while it runs: the poll must not ask Redis about it
     (arq asked four times per poll), while a job running elsewhere is still checked."""
-    pool = ArqRedis.from_url(settings.redis_url)
+    # A Redis of its own: the count is the server's, and the shared one serves other tests.
+    server = PrivateRedis(tmp_path)
+    await asyncio.to_thread(server.start)
+    pool = ArqRedis.from_url(server.url)
     worker = PatientWorker(functions=[_nothing], redis_pool=pool, max_jobs=10)
     here = asyncio.create_task(asyncio.sleep(30))
     worker.tasks["import:1:0"] = here
@@ -80,5 +83,5 @@ async def test_a_poll_asks_redis_nothing_about_jobs_running_here(
         assert set(worker.tasks) == {"import:1:0"}
     finally:
         here.cancel()
-        await pool.delete(b"arq:in-progress:import:9:0")
         await pool.aclose()
+        await asyncio.to_thread(server.stop)
