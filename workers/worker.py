@@ -80,6 +80,7 @@ class PatientWorker(Worker):
         self.outage = Outage(where)
 
     async def _poll_iteration(self) -> None:
+        self._forget_jobs_that_ended_during_an_outage()
         try:
             await super()._poll_iteration()
             if self.outage.since is not None:
@@ -91,6 +92,16 @@ class PatientWorker(Worker):
             return
         if self.outage.ended():
             await self._reconcile_now()
+
+    def _forget_jobs_that_ended_during_an_outage(self) -> None:
+        """A job task that ended while Redis was down keeps the error of arq's own calls
+        around the job (reading it, recording its end). arq's poll re-raises those, one task
+        a poll, which read as Redis still down: a back-off per such job after Redis was
+        back, the reconcilers waiting meanwhile. Dropping them loses nothing: what the jobs
+        did is in PostgreSQL, and what they did not do is due there for the reconcilers."""
+        for job_id, task in list(self.tasks.items()):
+            if task.done() and not task.cancelled() and isinstance(task.exception(), REDIS_DOWN):
+                del self.tasks[job_id]
 
     async def start_jobs(self, job_ids: list[bytes]) -> None:
         # A job runs until it ends with its id still in the queue, so every poll arq asked

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from arq.connections import ArqRedis
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from app.core.config import Settings
 from tests.workers.processes import PrivateRedis
@@ -36,6 +37,31 @@ async def test_a_busy_worker_whose_poll_skips_redis_does_not_declare_it_back() -
         assert worker.outage.since is not None  # still down: nothing answered
     finally:
         await down.aclose()
+
+
+async def test_jobs_that_ended_during_the_outage_do_not_hold_the_worker_back_after_it(
+    settings: Settings, redis: object
+) -> None:
+    """A job that ends while Redis is down cannot record its end there (arq's finish_job),
+    and its task keeps that ConnectionError. arq's poll re-raised it, one task a poll, as if
+    Redis were still down: a back-off of up to 5 s per such job once Redis was back, its
+    reconcilers and crons waiting meanwhile."""
+    pool = ArqRedis.from_url(settings.redis_url)
+    worker = PatientWorker(functions=[_nothing], redis_pool=pool, max_jobs=10)
+
+    async def ended_during_the_outage() -> None:
+        raise RedisConnectionError("Error 111 connecting to 127.0.0.1:1. Connection refused.")
+
+    ended = [asyncio.create_task(ended_during_the_outage()) for _ in range(3)]
+    await asyncio.wait(ended)
+    worker.tasks.update({f"analyse:1:{n}": task for n, task in enumerate(ended)})
+    try:
+        worker.outage.failed(RedisConnectionError("down"))
+        await worker._poll_iteration()  # Redis answers again
+        assert worker.outage.since is None, "the first poll that reaches Redis ends the outage"
+        assert worker.tasks == {}
+    finally:
+        await pool.aclose()
 
 
 async def test_a_worker_stopped_with_a_cancelled_job_closes_cleanly(
