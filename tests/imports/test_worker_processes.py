@@ -79,7 +79,7 @@ async def test_a_worker_killed_mid_item_loses_nothing(people, site, site_egress)
 
     first = start_worker(site)
     try:
-        await wait_for(lambda: _hit(hits))
+        await wait_for(lambda: _hit(hits), timeout=90)  # the worker's start-up, slow when busy
         (row, *_rest) = await item_rows(job_id)
         assert row["state"] == "extracting"
         os.killpg(first.pid, signal.SIGKILL)  # no clean-up of any kind
@@ -91,7 +91,7 @@ async def test_a_worker_killed_mid_item_loses_nothing(people, site, site_egress)
 
     second = start_worker(site)
     try:
-        await wait_for(lambda: _done(workspace, job_id), timeout=60)
+        await wait_for(lambda: _done(workspace, job_id), timeout=120)
     finally:
         stop(second)
     assert await states(job_id) == ["saved", "saved"]
