@@ -1,8 +1,9 @@
 """The library in a real browser: the reader's analysis panel fills in live, phones fit."""
 
+import asyncio
 import re
 
-from playwright.async_api import Locator, Page, expect
+from playwright.async_api import Locator, Page, Route, expect
 
 from app.analysis.services import reconcile
 from app.articles.services import delete_article, process_scraped_article
@@ -204,3 +205,61 @@ async def test_loaded_rows_follow_an_analysis_and_a_move_to_trash_made_elsewhere
     await expect(page.locator(f"#{leaving}")).to_have_count(0, timeout=10_000)
     await expect(rows).to_have_count(29)
     assert await page.evaluate("() => window.__marker") == marker  # no reload
+
+
+async def _analysed(page: Page, workspace_id: int) -> None:
+    """Every article's analysis is done and shown: no notice is left to come in between."""
+    for _ in range(300):
+        if not await db.fetchval(
+            """SELECT count(*) FROM analyses
+               WHERE workspace_id = $1 AND status IN ('pending', 'running')""",
+            workspace_id,
+        ):
+            break
+        await asyncio.sleep(0.1)
+    await expect(page.locator("#library-rows .state-pending")).to_have_count(0, timeout=10_000)
+
+
+async def test_a_whole_state_with_a_new_article_moves_the_row_it_pushes_off_below(
+    page: Page, people
+):
+    person, rows = await _live_library(page, people, 30)
+    await process_scraped_article(person.workspace_id, article_event(title="Breaking news"))
+    await expect(rows).to_have_count(26)  # the row it pushed off stays, below the first page
+    await _analysed(page, person.workspace_id)
+
+    # A burst: more first-page rows changed than a patch carries, and a new article, in one
+    # render - the whole state goes out, and it holds the first page only.
+    changed = [int(r.removeprefix("article-")) for r in (await _library_ids(person.workspace_id))]
+    await db.fetchval(
+        """UPDATE articles SET title = title || ' (updated)'
+           WHERE workspace_id = $1 AND id = ANY($2::bigint[]) RETURNING id""",
+        person.workspace_id,
+        changed[:22],
+    )
+    await process_scraped_article(person.workspace_id, article_event(title="In a burst"))
+
+    await expect(rows.first).to_contain_text("In a burst", timeout=10_000)
+    await expect(rows.nth(2)).to_contain_text("(updated)")
+    assert await _row_ids(page) == (await _library_ids(person.workspace_id))[:27]
+
+
+async def test_a_row_pushed_off_while_the_held_rows_are_read_is_kept(page: Page, people):
+    person, rows = await _live_library(page, people, 40)
+    await page.get_by_role("link", name="Load more").click()
+    await expect(rows).to_have_count(40)
+    await _analysed(page, person.workspace_id)
+
+    async def answer_after_a_new_article(route: Route) -> None:
+        response = await route.fetch()  # the server reads the held rows now ...
+        await process_scraped_article(person.workspace_id, article_event(title="Meanwhile"))
+        await expect(rows.first).to_contain_text("Meanwhile", timeout=10_000)
+        await route.fulfill(response=response)  # ... and they arrive after the new article
+
+    await page.route("**/articles/held?*", answer_after_a_new_article, times=1)
+    async with page.expect_response(lambda r: "/articles/held" in r.url):
+        await _set_hidden(page, True)  # the reconnect's whole state asks for them
+        await _set_hidden(page, False)
+
+    await expect(rows).to_have_count(41)
+    assert await _row_ids(page) == await _library_ids(person.workspace_id)
