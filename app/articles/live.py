@@ -53,6 +53,10 @@ ListContext = Callable[[int, LibraryFilter], Awaitable[dict[str, Any]]]
 
 
 class LibraryView(LiveView):
+    # An import stores dozens of articles a second: ten renders a second at most then, while
+    # articles that come a few a second (topic runs, saves) still show at once.
+    min_interval = 0.1
+
     def __init__(
         self, viewer: Viewer, workspace_id: int, f: LibraryFilter, list_context: ListContext
     ) -> None:
