@@ -252,9 +252,11 @@ async def test_a_row_pushed_off_while_the_held_rows_are_read_is_kept(page: Page,
 
     async def answer_after_a_new_article(route: Route) -> None:
         response = await route.fetch()  # the server reads the held rows now ...
-        await process_scraped_article(person.workspace_id, article_event(title="Meanwhile"))
-        await expect(rows.first).to_contain_text("Meanwhile", timeout=10_000)
-        await route.fulfill(response=response)  # ... and they arrive after the new article
+        try:
+            await process_scraped_article(person.workspace_id, article_event(title="Meanwhile"))
+            await expect(rows.first).to_contain_text("Meanwhile", timeout=10_000)
+        finally:  # an answer held back for good would only time the test out, saying nothing
+            await route.fulfill(response=response)  # ... and they arrive after the new article
 
     await page.route("**/articles/held?*", answer_after_a_new_article, times=1)
     async with page.expect_response(lambda r: "/articles/held" in r.url):
