@@ -360,7 +360,7 @@ async def save(claim: Claim, event: ScrapedArticle) -> ItemState | None:
     try:
         # No lock is waited for longer than the article's store would wait for one (set
         # with the workspace: the store's own setting then costs no round trip).
-        lock_timeout = article_services.LOCK_TIMEOUT
+        lock_timeout = article_services.LOCK_TIMEOUT  # the store's one setting, read as it is now
         async with _worker_tx(claim.workspace_id, lock_timeout=lock_timeout) as tx:
             if not await _held(tx, claim):
                 return None
