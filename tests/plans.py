@@ -36,3 +36,11 @@ def per_row_conditions(plan: Any) -> list[str]:
     for child in plan.get("Plans", []):
         found += per_row_conditions(child)
     return found
+
+
+def sort_keys(plan: Any) -> list[str]:
+    """Every sort key in the plan: computed for each row the sort takes in."""
+    found = list(plan.get("Sort Key", []))
+    for child in plan.get("Plans", []):
+        found += sort_keys(child)
+    return found

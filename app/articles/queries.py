@@ -58,8 +58,8 @@ _ROW_JOINS = """
 """
 # A hit in the title (weight A) ranks above any number of hits in the text;
 # within each group cover density decides (ts_rank_cd, scaled into [0, 1)).
-_RANK = """(ts_rank_cd(a.search, sq.query, 32)
-    + CASE WHEN ts_filter(a.search, '{a}') @@ sq.query THEN 1 ELSE 0 END)::real"""
+_RANK = """(ts_rank_cd(sq.vector, sq.query, 32)
+    + CASE WHEN ts_filter(sq.vector, '{a}') @@ sq.query THEN 1 ELSE 0 END)::real"""
 _STATE_SQL = {
     AnalysisState.PENDING: f"{_SHOWN_STATE} IN ('pending', 'running')",
     AnalysisState.COMPLETED: "an.status = 'completed'",
@@ -229,28 +229,43 @@ async def _search(workspace_id: int, f: LibraryFilter, span: _Span) -> list[Reco
     where = _filters(workspace_id, f)
     query = where.param(f.q)
     where.add(f"a.search @@ (SELECT newsdesk_search_any({query}))")
-    where.add("a.search @@ sq.query")
+    where.add("sq.vector @@ sq.query")
     page_where = _within(f.order, span, where, _HIT_COLUMNS)
     limit = where.param(f.limit + 1)
     skip = where.param(span.skip)
     markers = where.param(listing.HIT_START + listing.HIT_END)
     options = where.param(listing.HEADLINE_OPTIONS)
+    ranked = f.order == Sort.RELEVANCE
+    rank = _RANK if ranked else "NULL::real"  # the dates' orders need no ranking
+    # Ranking reads the vector thrice: a copy is read from TOAST once (see below).
+    vector = "a.search || ''::tsvector" if ranked else "a.search"
     # The index finds candidates with the query as any language reads it (made once, in
     # its own SELECT: as a condition it was made again for every article a scan looked at);
-    # each is then matched with the query as its own language reads it
-    # (migration m0005), so a German article is found by its German stems
-    # whatever the UI language.
+    # each is then matched with the query as its own language reads it (migration m0005),
+    # so a German article is found by its German stems whatever the UI language.
+    # What a common word costs grows with every article holding it, so per candidate:
+    # - the query in each configuration is parsed once (`parsed`), not once per article;
+    # - to rank, the stored vector is read once: each use of `a.search` would fetch it from
+    #   TOAST and decompress it again (~9 us a use), its copy `sq.vector` is in memory;
+    # - only the page's rows get their columns, joins and text (ORDER BY ... LIMIT keeps
+    #   whole rows in its sort otherwise).
     # ts_headline is costly, so it runs only on the page's rows; it reads the
     # plain text (never HTML), cleared of the two marker characters first.
     return await db.fetch(
         f"""
-        WITH hits AS (
-          SELECT {_ROW_COLUMNS}, {_RANK} AS rank, {_sort_at(f.order)} AS sort_at, a.text,
-            sq.config, sq.query
+        WITH parsed AS MATERIALIZED (
+          SELECT array_agg(c.oid::regconfig) AS configs,
+            array_agg(websearch_to_tsquery(c.oid::regconfig, {query})) AS queries
+          FROM pg_ts_config c WHERE c.cfgname LIKE 'newsdesk\\_%'
+        ), hits AS (
+          SELECT a.id, {rank} AS rank, {_sort_at(f.order)} AS sort_at, sq.config, sq.query
           FROM articles a
           CROSS JOIN LATERAL (
-            SELECT newsdesk_search_config(a.language) AS config,
-              websearch_to_tsquery(newsdesk_search_config(a.language), {query}) AS query
+            SELECT {vector} AS vector,
+              newsdesk_search_config(a.language) AS config,
+              (SELECT queries[array_position(configs, newsdesk_search_config(a.language))]
+               FROM parsed) AS query
+            OFFSET 0  -- a subquery of its own: evaluated once per article, its values kept
           ) AS sq
           {_ROW_JOINS}
           WHERE {where.sql}
@@ -259,11 +274,13 @@ async def _search(workspace_id: int, f: LibraryFilter, span: _Span) -> list[Reco
           ORDER BY {_order_by(f.order, _HIT_COLUMNS)}
           LIMIT {limit} OFFSET {skip}
         )
-        SELECT page.*, NULL AS opening,
-          ts_headline(page.config, translate(left(page.text, 200000), {markers}, ''),
+        SELECT {_ROW_COLUMNS}, page.rank, page.sort_at, NULL AS opening,
+          ts_headline(page.config, translate(left(a.text, 200000), {markers}, ''),
                       page.query, {options}) AS headline
         FROM page
-        ORDER BY {_order_by(f.order, _HIT_COLUMNS)}
+        JOIN articles a ON a.id = page.id AND a.workspace_id = $1
+        {_ROW_JOINS}
+        ORDER BY {_order_by(f.order, ("page.rank", "page.sort_at", "page.id"))}
         """,
         *where.args,
     )

@@ -12,7 +12,7 @@ from app.articles import queries
 from app.articles.listing import parse_filter
 from app.core import db
 from tests.articles.test_pages import ids_in, save, signed_in
-from tests.plans import per_row_conditions, plan_of
+from tests.plans import per_row_conditions, plan_of, sort_keys
 
 GERMAN = (
     "Die Stadt Zürich hat am Dienstag neue Häuser für die Familien der Altstadt "
@@ -99,6 +99,24 @@ async def test_a_search_reads_the_query_in_every_language_once_not_for_each_arti
 
     assert not [c for c in per_row_conditions(plan) if "newsdesk_search_any" in c]
     assert len(await found(ws, "flood roads")) == 25  # and it still finds them
+
+
+async def test_ranking_parses_the_query_once_and_reads_each_vector_once(client, people):
+    """Ranking a common word costs per article holding it: the query parsed again for each
+    one, or its stored vector fetched from TOAST for each use, was most of a search."""
+    person = await signed_in(client, people)
+    ws = person.workspace_id
+    for i in range(30):
+        await save(ws, title=f"Flood report {i}", text=ENGLISH, language="en")
+
+    plan = await plan_of(ws, lambda: found(ws, "flood roads"), "newsdesk_search_any")
+
+    per_row = per_row_conditions(plan) + sort_keys(plan)
+    assert [e for e in per_row if "ts_rank_cd" in e]  # the rank is among them
+    assert not [e for e in per_row if "websearch_to_tsquery" in e]
+    assert not [e for e in per_row if "search @@" in e and "$" not in e]  # only the GIN's
+    assert not [e for e in sort_keys(plan) if ".search" in e]
+    assert len(await found(ws, "flood roads")) == 25
 
 
 async def test_the_text_decides_the_language_when_the_page_declares_another(client, people):
