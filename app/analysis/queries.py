@@ -43,15 +43,23 @@ async def for_article(workspace_id: int, article_id: int) -> AnalysisView:
     return view_of(row)
 
 
-async def document_frequencies(workspace_id: int, terms: list[str]) -> DocumentFrequencies:
+# Articles a term's document frequency is counted in: the workspace's latest, the count
+# then scaled to all of them. Counting in all of them cost ~50 ms per 1,000 articles per
+# analysis; an estimate from 2,000 was within ~3 % of the library's size (analysis.md).
+FREQUENCY_SAMPLE = 2000
+
+
+async def document_frequencies(
+    workspace_id: int, terms: list[str], *, sample: int = FREQUENCY_SAMPLE
+) -> DocumentFrequencies:
     """Live articles of the workspace, and how many contain each term.
 
     An article counts when it holds the term as its own language reads it (stemmed,
     accents folded: the library's search, app.articles.queries). The term is parsed
-    once per language the workspace's articles are in, and each count is a GIN lookup
-    of that parse among the articles of that language, which reads no article's search
-    vector (unless the term parses into a phrase, "covid-19"); analysis.md has the
-    figures against matching every candidate with the term parsed for it.
+    once per language the workspace's articles are in. It is looked for in the latest
+    `sample` live articles, each one's search vector read once; in a larger library the
+    count found there is scaled to the whole (an estimate: IDF needs proportions, and
+    what a newsroom saved lately is the fairer measure of what is common now).
     """
     row = await db.fetchrow(
         """
@@ -60,32 +68,42 @@ async def document_frequencies(workspace_id: int, terms: list[str]) -> DocumentF
           FROM articles WHERE workspace_id = $1 AND deleted_at IS NULL
           GROUP BY 1
         ), parses AS MATERIALIZED (
-          SELECT t.term, c.config, websearch_to_tsquery(c.config, t.term) AS query
+          SELECT row_number() OVER () AS i, t.term, c.config,
+            websearch_to_tsquery(c.config, t.term) AS query
           FROM unnest($2::text[]) AS t(term), configs AS c
+        ), sample AS (
+          -- Each vector read from TOAST once: every term is matched against the copy.
+          SELECT newsdesk_search_config(a.language) AS config, a.search || ''::tsvector AS vector
+          FROM articles a
+          WHERE a.workspace_id = $1 AND a.id IN (
+            SELECT r.id FROM articles r WHERE r.workspace_id = $1 AND r.deleted_at IS NULL
+            ORDER BY r.created_at DESC, r.id DESC LIMIT $3)
+          OFFSET 0
+        ), hits AS (
+          SELECT p.i, count(*) AS n
+          FROM sample s JOIN parses p ON p.config = s.config
+          WHERE numnode(p.query) > 0 AND s.vector @@ p.query  -- stop words only: no match
+          GROUP BY p.i
         )
         SELECT
           (SELECT coalesce(sum(articles), 0) FROM configs) AS total,
           (SELECT coalesce(jsonb_object_agg(term, n), '{}'::jsonb) FROM (
-             SELECT p.term, sum((
-               SELECT count(*) FROM articles a
-               WHERE a.workspace_id = $1 AND a.deleted_at IS NULL
-                 AND newsdesk_search_config(a.language) = p.config AND a.search @@ p.query
-             )) AS n
-             FROM parses AS p
-             WHERE numnode(p.query) > 0  -- stop words only: nothing to look up
-             GROUP BY p.term
+             SELECT p.term, sum(h.n) AS n FROM hits h JOIN parses p USING (i) GROUP BY p.term
            ) AS per_term) AS counts
         """,
         workspace_id,
         terms,
+        sample,
     )
     assert row is not None
     counts = row["counts"]
     if isinstance(counts, str):
         counts = json.loads(counts)
+    total = int(row["total"])
+    scale = total / min(total, sample) if total else 0.0
     # A term no language parses into a word (or a workspace without articles): none found.
     return DocumentFrequencies(
-        total=int(row["total"]), counts={term: int(counts.get(term, 0)) for term in terms}
+        total=total, counts={term: round(int(counts.get(term, 0)) * scale) for term in terms}
     )
 
 

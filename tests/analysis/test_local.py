@@ -247,6 +247,26 @@ async def test_document_frequencies_parse_each_term_once_per_language_not_per_ar
     assert (frequencies.total, frequencies.counts) == (21, {"heat": 20, "haus": 1, "absent": 0})
 
 
+async def test_document_frequencies_of_a_large_library_come_from_its_latest_articles(
+    services, people
+):
+    # Counting in every article made each analysis slower with every article saved.
+    workspace, _owner = await people.workspace()
+    texts = ["Heat in the old town."] + ["The council met."] * 3  # the oldest four
+    texts += ["Heat and rain.", "The budget.", "Heat again.", "The bridge."]  # the latest four
+    for body in texts:
+        await process_scraped_article(workspace, article_event(text=body))
+
+    from app.analysis.queries import document_frequencies
+
+    frequencies = await document_frequencies(workspace, ["heat", "absent"], sample=4)
+
+    # 2 of the latest 4 hold "heat": half of the library's 8, by that measure.
+    assert (frequencies.total, frequencies.counts) == (8, {"heat": 4, "absent": 0})
+    exact = await document_frequencies(workspace, ["heat"], sample=8)
+    assert exact.counts == {"heat": 3}
+
+
 async def test_a_stored_article_is_analysed_end_to_end(services, people, settings):
     workspace, _owner = await people.workspace()
     for i in range(3):
