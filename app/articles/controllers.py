@@ -43,6 +43,7 @@ from app.live.streams import follow, live
 from app.safe_content import http_url, to_json
 from app.topics import queries as topic_queries
 from app.web.pages import Form, page, same_site_path
+from app.web.path_values import is_id
 from app.web.templating import render_block
 
 LIBRARY = "articles/library.html"
@@ -290,25 +291,16 @@ class LibraryController(Controller):
         )
 
 
-MAX_ID = 2**63 - 1  # bigint: a larger id in a URL names nothing
-
-
 async def _just_trashed(workspace_id: int, value: str) -> ArticleView | None:
     """The article named by `?undo=` when it is (still) in the trash: the page offers Undo."""
-    if not value.isdigit() or not 0 < int(value) <= MAX_ID:
+    if not value.isdigit() or not is_id(int(value)):
         return None
     article = await queries.article(workspace_id, int(value))
     return article if article is not None and article.deleted_at is not None else None
 
 
-def _known_id(article_id: int) -> int:
-    if not 0 < article_id <= MAX_ID:
-        raise NotFoundException()
-    return article_id
-
-
 async def _article_or_404(workspace_id: int, article_id: int) -> ArticleView:
-    article = await queries.article(workspace_id, _known_id(article_id))
+    article = await queries.article(workspace_id, article_id)
     if article is None:
         raise NotFoundException()
     return article
@@ -319,7 +311,7 @@ TrashService = Callable[..., Awaitable[bool]]  # services.delete_/restore_/purge
 
 async def _change(service: TrashService, workspace_id: int, article_id: int, user_id: int) -> bool:
     try:
-        changed = await service(workspace_id, _known_id(article_id), actor_user_id=user_id)
+        changed = await service(workspace_id, article_id, actor_user_id=user_id)
     except ArticleNotFound:
         raise NotFoundException() from None
     return changed

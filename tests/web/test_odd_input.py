@@ -1,0 +1,118 @@
+"""Odd input gets a 4xx a person can read, never a 500: every API operation, every page.
+
+The operations come from the API's own OpenAPI document and the pages from the app's
+routes, so a new endpoint is covered the day it is added.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from app.accounts import services
+
+_ODD_IDS = ("abc", "-1", "0", "99999999999999999999", "1.5", "%00")
+_ODD_QUERIES = (  # as sent, already percent-encoded
+    "limit=-5",
+    "limit=abc",
+    "limit=100000000000",
+    "cursor=not-a-cursor",
+    "cursor=eyJ4IjogMX0",  # base64 JSON of the wrong shape
+    "q=%00" + "a" * 5000,
+    "state=nonsense&source=nonsense&topic=x&deleted=maybe",
+    "kind=%ED%A0%80&since=yesterday",  # a lone surrogate, as UTF-8 bytes
+    "q=%FF%FE",  # not UTF-8 at all
+)
+_ODD_BODIES: tuple[Any, ...] = (
+    b"not json",
+    b"{",
+    b"null",
+    b"[]",
+    b'"a string"',
+    b"1e999",
+    b'{"urls": "https://example.com"}',
+    b'{"urls": [1, 2, 3]}',
+    b'{"urls": [null]}',
+    b'{"name": {"nested": [[[[[]]]]]}}',
+    b'{"url": "\\u0000"}',
+)
+
+
+async def _operations(client) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
+    schema = (await client.get("/api/v1/schema/openapi.json")).json()
+    return [
+        (method.upper(), path)
+        for path, operations in schema["paths"].items()
+        for method in operations
+        if method in ("get", "post", "put", "patch", "delete")
+    ]
+
+
+def _with(path: str, value: str) -> str:
+    return re.sub(r"\{[^}]+\}", value, path)
+
+
+def _readable(response) -> bool:  # type: ignore[no-untyped-def]
+    if response.status_code == 404 and "application/json" not in response.headers.get(
+        "content-type", ""
+    ):
+        return True  # no such route at all (an id that is not a number)
+    detail = response.json().get("detail")
+    return isinstance(detail, str) and len(detail) > 3
+
+
+@pytest.fixture
+async def bearer(people):  # type: ignore[no-untyped-def]
+    owner = await people.member("owner")
+    token = await services.issue_api_token(owner.workspace_id, owner.user_id, "fuzz")
+    return {"authorization": f"Bearer {token}"}
+
+
+async def test_odd_ids_queries_and_bodies_never_make_a_500(client, bearer):
+    failures = []
+    for method, path in await _operations(client):
+        calls: list[dict[str, Any]] = []
+        for odd in _ODD_IDS:
+            calls.append({"url": _with(path, odd)})
+        for query in _ODD_QUERIES:
+            calls.append({"url": f"{_with(path, '1')}?{query}"})
+        if method in ("POST", "PUT", "PATCH"):
+            for body in _ODD_BODIES:
+                calls.append(
+                    {
+                        "url": _with(path, "1"),
+                        "content": body,
+                        "headers": {"content-type": "application/json"},
+                    }
+                )
+        for call in calls:
+            headers = {**bearer, **call.pop("headers", {})}
+            response = await client.request(method, headers=headers, **call)
+            if response.status_code >= 500 or (
+                response.status_code >= 400 and not _readable(response)
+            ):
+                failures.append((method, call, response.status_code, response.text[:200]))
+    assert not failures, "\n".join(f"{m} {c} -> {s}: {t}" for m, c, s, t in failures)
+
+
+async def test_pages_with_an_id_no_row_can_have_are_not_found(client, web_app, people):
+    from tests.factories import sign_in
+
+    owner = await people.member("owner")
+    await sign_in(client, owner.email)
+    paths = sorted(
+        {
+            route.path_format
+            for route in web_app.routes
+            if "GET" in getattr(route, "methods", ())
+            and ":int}" in route.path
+            and not route.path.startswith("/api/")  # the test above, with a token
+        }
+    )
+    assert "/articles/{article_id}" in paths  # the routes are really read
+    for path in paths:
+        for odd in ("99999999999999999999", "0"):
+            response = await client.get(_with(path, odd))
+            assert response.status_code == 404, (path, odd, response.status_code)
