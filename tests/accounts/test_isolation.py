@@ -1,8 +1,12 @@
 """A member of workspace A sees nothing of workspace B: 404, never 403."""
 
+import re
+
 from app.accounts import services
 from app.accounts.roles import Role
 from app.core import db
+from app.topics import services as topics
+from app.topics.types import TopicForm
 from tests.factories import post_form, sign_in
 
 
@@ -85,3 +89,46 @@ async def test_switching_between_own_workspaces_changes_what_pages_show(client, 
     page = await client.get("/activity")
     assert "selected>Second desk</option>" in page.text
     assert "created the workspace" in page.text
+
+
+async def _switch_from(client, path: str, workspace_id: int):  # type: ignore[no-untyped-def]
+    """Choose another workspace in the switcher of the page at `path`, as the browser does."""
+    page = await client.get(path)
+    assert page.status_code == 200
+    next_path = re.search(r'name="next" value="([^"]*)"', page.text)
+    assert next_path is not None
+    response = await post_form(
+        client, "/workspaces/switch", {"workspace_id": str(workspace_id), "next": next_path[1]}
+    )
+    assert response.status_code == 303
+    return await client.get(response.headers["location"])
+
+
+async def test_switching_from_a_page_of_the_old_workspace_lands_on_its_section_in_the_new(
+    client, people
+):
+    """An article, a topic or Members of workspace A is not in B: the switch opens the
+    section's first page there, not a 404 or a 403."""
+    admin = await people.member("admin")
+    other = await people.member("owner")
+    await services.add_member(other.workspace_id, admin.user_id, Role.VIEWER, actor_user_id=None)
+    topic_id = await topics.create_topic(
+        admin.workspace_id, TopicForm("Floods"), actor_user_id=None
+    )
+    await sign_in(client, admin.email)
+    for path, lands_on in [
+        (f"/topics/{topic_id}", "<h1>Library</h1>"),
+        ("/settings/members", "<h1>Settings</h1>"),
+    ]:
+        landed = await _switch_from(client, path, other.workspace_id)
+        assert landed.status_code == 200, (path, landed.text[:300])
+        assert lands_on in landed.text
+        await _switch_from(client, "/wall", admin.workspace_id)
+
+
+async def test_switching_keeps_the_page_when_it_is_a_sections_first_page(client, people):
+    a = await people.member("owner")
+    second = await services.create_workspace("Second desk", a.user_id)
+    await sign_in(client, a.email)
+    landed = await _switch_from(client, "/articles/import", second)
+    assert str(landed.url).endswith("/articles/import")
