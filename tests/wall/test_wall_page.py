@@ -188,6 +188,25 @@ async def test_viewers_see_no_save_or_column_actions(client, people):
     assert (await post_form(client, f"/wall/columns/{column}/delete")).status_code == 403
 
 
+async def test_a_viewers_key_map_and_empty_search_offer_only_what_they_can_do(
+    client, people, new_client
+):
+    editor = await people.member("editor")
+    viewer = await people.member("viewer", editor.workspace_id)
+    await keyword_column(editor.workspace_id)
+    await sign_in(client, viewer.email)
+    theirs = new_client()
+    await sign_in(theirs, editor.email)
+    keys = ("Save the post to the library", "Refresh the column", "New column")
+    wall_as_viewer, wall_as_editor = [(await c.get("/wall")).text for c in (client, theirs)]
+    assert [k for k in keys if k in wall_as_viewer] == []
+    assert all(k in wall_as_editor for k in keys)
+    hint = "Save the search as a column"
+    assert "No stored post matches." in (await client.get("/wall/search?q=nothing")).text
+    assert hint not in (await client.get("/wall/search?q=nothing")).text
+    assert hint in (await theirs.get("/wall/search?q=nothing")).text
+
+
 async def test_widths_are_each_members_own_and_bad_ones_refused(client, people, new_client):
     editor = await _signed_in(client, people)
     ws = editor.workspace_id
