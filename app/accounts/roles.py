@@ -4,12 +4,18 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from app.core.i18n import N_
+
 
 class Role(StrEnum):
     OWNER = "owner"
     ADMIN = "admin"
     EDITOR = "editor"
     VIEWER = "viewer"
+
+
+# Pages show a role as `_(role.value)`: these make the names reach the catalogues.
+ROLE_NAMES = (N_("owner"), N_("admin"), N_("editor"), N_("viewer"))
 
 
 class Permission(StrEnum):
