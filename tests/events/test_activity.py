@@ -12,6 +12,7 @@ from app.events.services import record
 from app.topics import scraping
 from app.topics import services as topics
 from app.topics.types import SourceForm, TopicForm
+from tests.articles.helpers import article_event
 from tests.factories import PASSWORD, post_form, sign_in
 
 
@@ -79,6 +80,23 @@ async def test_rows_link_to_their_subject(client, new_client, people, site, site
     html = (await other.get("/activity")).text
     assert f'href="/articles/{article_id}"' in html
     assert 'href="/settings/members"' not in html  # a viewer cannot manage members
+
+
+async def test_an_article_deleted_for_good_is_named_but_not_linked(client, people):
+    """Its page is gone: a link would open "nothing at this address"."""
+    editor = await people.member("editor")
+    ws = editor.workspace_id
+    outcome = await articles.process_scraped_article(ws, article_event(title="Old floods"))
+    article_id = outcome.article_id
+    assert article_id is not None
+    await articles.delete_article(ws, article_id, actor_user_id=editor.user_id)
+    await articles.purge_article(ws, article_id, actor_user_id=editor.user_id)
+    await sign_in(client, editor.email)
+    html = (await client.get("/activity?kind=articles")).text
+    purged = re.search(r'data-kind="article_purged">(.*?)</li>', html, re.S)
+    assert purged is not None
+    assert "Old floods" in purged[1]
+    assert "href=" not in purged[1]
 
 
 async def test_filters_show_one_kind_of_event(client, people):
