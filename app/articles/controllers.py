@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Annotated, Any
@@ -54,9 +55,16 @@ FILTER_FIELDS = ("q", "topic", "source", "state", "deleted", "sort")
 HELD_PAGES = 10
 # What a client holds below its first page reaches the library's end ("Load more" is gone).
 HELD_TO_END = "end"
-# Every list render gets its own number: a whole state of the live list always changes the
-# `#library-held` trigger, so each one makes a client with loaded rows read them again.
+# Every list render gets its own token: a whole state of the live list always changes the
+# `#library-held` trigger, so each one makes a client with loaded rows read them again. A
+# counter alone starts again in every process: a reconnect to a restarted or another web
+# server could meet the very token its client holds, and read nothing.
+_THIS_PROCESS = secrets.token_hex(4)
 _renders = itertools.count()
+
+
+def _render_token() -> str:
+    return f"{_THIS_PROCESS}-{next(_renders)}"
 
 
 def _typed(request: Request) -> dict[str, str]:
@@ -91,7 +99,7 @@ async def _list_context(workspace_id: int, f: LibraryFilter) -> dict[str, Any]:
         "more_url": f"/articles/more?{after}" if library_page.next_cursor else "",
         "here": "/articles" + (f"?{query}" if query else ""),
         "stream_url": "/articles/stream" + (f"?{query}" if query else ""),
-        "held_url": f"/articles/held?{_query_string(f, render=str(next(_renders)))}",
+        "held_url": f"/articles/held?{_query_string(f, render=_render_token())}",
         "error": None,
         "error_field": None,
         **TEMPLATE_HELPERS,

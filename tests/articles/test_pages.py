@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import re
+import subprocess
+import sys
 from datetime import UTC, datetime
 from html import unescape
 from urllib.parse import parse_qs, urlsplit
@@ -629,7 +631,7 @@ async def test_every_whole_state_of_the_library_asks_clients_to_read_their_loade
     person = await signed_in(client, people)
     for i in range(25):
         await save(person.workspace_id, title=f"Story {i}")
-    held = re.compile(r'id="library-held" hidden data-init="[^"]*/articles/held\?render=(\d+)')
+    held = re.compile(r'id="library-held" hidden data-init="[^"]*/articles/held\?render=([\w-]+)')
 
     async with LiveStream(web_app, client, "/articles/stream") as stream:
         first = held.findall(await stream.until("Story 0"))
@@ -640,6 +642,20 @@ async def test_every_whole_state_of_the_library_asks_clients_to_read_their_loade
     assert len(first) == 1
     assert len(again) == 2
     assert again[1] != first[0]  # a changed trigger runs again in the browser
+
+
+def test_a_restarted_or_another_web_server_renders_held_triggers_of_its_own():
+    # A reconnect may land on a new process: a trigger equal to the one its client holds
+    # would not run, and the rows pushed past its first page meanwhile would stay lost.
+    first_render = "from app.articles.controllers import _render_token; print(_render_token())"
+    one, other = (
+        subprocess.run(
+            [sys.executable, "-c", first_render], check=True, capture_output=True, text=True
+        ).stdout
+        for _ in range(2)
+    )
+    assert one.strip()
+    assert one != other
 
 
 async def test_rows_below_the_first_page_are_sent_as_they_change_and_when_they_leave(
@@ -676,7 +692,7 @@ async def test_too_many_rows_changed_below_the_first_page_make_clients_read_them
     person = await signed_in(client, people)
     for i in range(MAX_CHANGED_ROWS + 2):
         await save(person.workspace_id, title=f"Story {i}")
-    held = re.compile(r'<span id="library-held" hidden data-init="[^"]*render=(\d+)')
+    held = re.compile(r'<span id="library-held" hidden data-init="[^"]*render=([\w-]+)')
 
     async with LiveStream(web_app, client, "/articles/stream?limit=1") as stream:
         first = held.findall(await stream.until("library-held"))
