@@ -269,9 +269,15 @@ async def sign_in(
     `device` is the browser's known-device cookie: a person who signed in on this
     browser before is exempt from the slow per-account limit (app.accounts.throttle).
     """
-    row = await db.fetchrow(
-        "SELECT id, password_hash FROM users WHERE lower(email) = lower($1) AND is_active",
-        email.strip(),
+    email = email.strip()
+    # No account's email holds a NUL (and PostgreSQL refuses one in a query): no account.
+    row = (
+        None
+        if "\x00" in email
+        else await db.fetchrow(
+            "SELECT id, password_hash FROM users WHERE lower(email) = lower($1) AND is_active",
+            email,
+        )
     )
     throttle = SignInThrottle(email, ip)
     known_device = row is not None and device_user(device) == row["id"]
@@ -342,7 +348,7 @@ async def touch_session(session_id: int) -> None:
 
 async def switch_workspace(session_id: int, user_id: int, workspace_id: int) -> None:
     with db.system():  # from one workspace to another: neither binds this
-        member = await db.fetchval(
+        member = db.is_id(workspace_id) and await db.fetchval(
             "SELECT 1 FROM memberships WHERE user_id = $1 AND workspace_id = $2",
             user_id,
             workspace_id,

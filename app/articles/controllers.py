@@ -39,12 +39,12 @@ from app.articles.types import (
     Source,
     article_topic,
 )
+from app.core.db import is_id
 from app.core.i18n import translate_stored
 from app.live.streams import follow, live
 from app.safe_content import http_url, to_json
 from app.topics import queries as topic_queries
 from app.web.pages import Form, page, same_site_path
-from app.web.path_values import is_id
 from app.web.templating import render_block
 
 LIBRARY = "articles/library.html"

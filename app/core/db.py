@@ -35,6 +35,13 @@ from app.core.tables import all_tables
 log = logging.getLogger(__name__)
 
 AfterCommit = Callable[[], Awaitable[object]]
+MAX_ID = 2**63 - 1  # ids are bigints: asyncpg refuses a larger number outright
+
+
+def is_id(value: int) -> bool:
+    """Whether `value` can be a row's id (one from a URL or a form may be anything)."""
+    return 0 < value <= MAX_ID
+
 
 _engine: PostgresEngine | None = None
 _current_tx: contextvars.ContextVar[Tx | None] = contextvars.ContextVar("nd_tx", default=None)

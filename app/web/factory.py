@@ -22,7 +22,7 @@ from app.live.hub import hub
 from app.web import mcp, routes
 from app.web.errors import EXCEPTION_HANDLERS
 from app.web.health import healthz, readyz
-from app.web.path_values import refuse_impossible_path_values
+from app.web.odd_input import refuse_odd_path_values
 from app.web.security import add_security_headers, csp_report
 from app.web.templating import STATIC_DIR, make_environment, use_environment
 
@@ -80,7 +80,7 @@ def create_app(settings: Settings, *, manage_connections: bool = True) -> Litest
         lifespan=[mcp.running],
         on_shutdown=[stop],
         middleware=[AuthenticationMiddleware()],
-        before_request=refuse_impossible_path_values,
+        before_request=refuse_odd_path_values,
         before_send=[add_security_headers],
         csrf_config=CSRFConfig(
             secret=settings.secret_key.get_secret_value(),

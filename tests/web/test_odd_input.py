@@ -116,3 +116,52 @@ async def test_pages_with_an_id_no_row_can_have_are_not_found(client, web_app, p
         for odd in ("99999999999999999999", "0"):
             response = await client.get(_with(path, odd))
             assert response.status_code == 404, (path, odd, response.status_code)
+
+
+_ODD_FIELD_VALUES = ("a\x00b", "99999999999999999999", "-1", "x" * 100_000)
+_LAST = ("logout", "leave", "delete", "remove", "purge", "revoke")  # may end the session
+
+
+def _form_fields() -> set[str]:
+    """Every form field name the templates use."""
+    from app.web.templating import TEMPLATE_DIR
+
+    names: set[str] = set()
+    for template in TEMPLATE_DIR.rglob("*.html"):
+        names |= set(re.findall(r"""\bname=["']([a-z_][a-z0-9_\-]*)["']""", template.read_text()))
+    return names - {"_csrf_token"}
+
+
+async def test_odd_form_values_sent_to_every_form_never_make_a_500(client, web_app, people):
+    from tests.factories import post_form, sign_in
+
+    fields = _form_fields()
+    assert {"email", "url"} <= fields  # the templates are really read
+    paths = sorted(
+        {
+            route.path_format
+            for route in web_app.routes
+            if "POST" in getattr(route, "methods", ())
+            and not route.path.startswith(("/api/", "/mcp"))
+        },
+        key=lambda p: (any(word in p for word in _LAST), p),
+    )
+    failures = []
+    for path in paths:
+        owner = await people.member("owner")  # a route may remove its workspace
+        for odd in _ODD_FIELD_VALUES:
+            client.cookies.clear()  # ... or end its session
+            await sign_in(client, owner.email)
+            response = await post_form(client, _with(path, "1"), dict.fromkeys(fields, odd))
+            if response.status_code >= 500:
+                failures.append((path, odd[:30], response.status_code, response.text[:300]))
+    assert not failures, "\n".join(map(str, failures))
+
+
+async def test_an_email_holding_a_nul_signs_no_one_in(client, people):
+    from tests.factories import post_form
+
+    response = await post_form(client, "/login", {"email": "a\x00b@example.com", "password": "x"})
+
+    assert response.status_code == 400
+    assert "The email or the password is not right." in response.text
