@@ -12,6 +12,7 @@ from email_validator import EmailNotValidError, validate_email
 
 from app.accounts.types import AccountError
 from app.core.i18n import _, format_number
+from app.safe_content import one_line
 
 MAX_EMAIL = 254  # RFC 5321's path limit, less the angle brackets
 MAX_DISPLAY_NAME = 120
@@ -40,7 +41,7 @@ def checked_email(value: str, *, field: str = "email") -> str:
 
 def checked_name(value: str, *, field: str, limit: int, missing: str) -> str:
     """A name without surrounding or repeated spaces; AccountError if empty or too long."""
-    value = " ".join("".join(c for c in value if c.isprintable() or c.isspace()).split())
+    value = one_line(value)
     if not value:
         raise AccountError(missing, field=field)
     if len(value) > limit:

@@ -21,7 +21,7 @@ from typing import TypeVar
 
 from app.articles.types import AnalysisState, LibraryFilter, Sort, Source
 from app.core.i18n import _, format_number
-from app.safe_content import Document, Inline, Paragraph, Strong, Text
+from app.safe_content import Document, Inline, Paragraph, Strong, Text, one_line
 
 HIT_START = "\ue000"  # private-use: cannot come from the text (the query removes them)
 HIT_END = "\ue001"
@@ -58,7 +58,7 @@ class Cursor:
 def parse_filter(params: Mapping[str, str], *, default_limit: int = 25) -> LibraryFilter:
     """The library filter from a query string; FilterError names what is wrong."""
     # Control characters (NUL above all, which PostgreSQL refuses) never mean anything in a search.
-    q = " ".join("".join(c for c in params.get("q", "") if c.isprintable() or c.isspace()).split())
+    q = one_line(params.get("q", ""))
     if len(q) > MAX_QUERY:
         raise FilterError(
             _("Search for at most %(n)s characters.") % {"n": format_number(MAX_QUERY)}, "q"

@@ -49,6 +49,7 @@ from app.safe_content.html_builder import from_html
 from app.safe_content.plain import to_text
 from app.safe_content.render import MediaUrl, render_html, render_inline, render_text
 from app.safe_content.text_builder import from_text
+from app.safe_content.textutil import one_line
 from app.safe_content.urls import http_url, is_http_url
 
 __all__ = [
@@ -86,6 +87,7 @@ __all__ = [
     "from_text",
     "http_url",
     "is_http_url",
+    "one_line",
     "register_filters",
     "render_html",
     "render_inline",

@@ -26,6 +26,12 @@ def collapse_spaces(text: str) -> str:
     return _HTML_SPACE.sub(" ", text)
 
 
+def one_line(text: str) -> str:
+    """What a person typed into a one-line box: unprintable characters (NUL, controls) out,
+    runs of whitespace as one space, none around it."""
+    return " ".join("".join(c for c in text if c.isprintable() or c.isspace()).split())
+
+
 def clean_text(text: str) -> str:
     """Drop characters that have no business in displayed text; CRLF becomes LF."""
     if text.isprintable():

@@ -23,6 +23,7 @@ from app.accounts.guards import allows, member_of
 from app.accounts.roles import Permission
 from app.core.i18n import _
 from app.live.streams import live
+from app.safe_content import one_line
 from app.streams import queries as streams
 from app.streams import services as columns
 from app.streams.types import ColumnType, NotFound, SpecInvalid, StreamsError
@@ -300,7 +301,7 @@ class WallController(Controller):
     @get("/search")
     async def search(self, request: Request) -> Template:
         viewer, workspace_id = member_of(request)
-        q = " ".join(request.query_params.get("q", "").split())[:200]
+        q = one_line(request.query_params.get("q", ""))[:200]
         found = await queries.search(workspace_id, q, None) if q else None
         context = wall_context(Wall(()), viewer)
         if found is not None:
@@ -312,7 +313,7 @@ class WallController(Controller):
         """The search as a saved_search column across the platforms that can search."""
         viewer, workspace_id = member_of(request)
         form = await _form(request)
-        q = " ".join(str(form.get("q", "")).split())
+        q = one_line(str(form.get("q", "")))
         data = {
             "type": ColumnType.SAVED_SEARCH.value,
             "title": q[:80],

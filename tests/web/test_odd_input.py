@@ -165,3 +165,27 @@ async def test_an_email_holding_a_nul_signs_no_one_in(client, people):
 
     assert response.status_code == 400
     assert "The email or the password is not right." in response.text
+
+
+async def test_odd_query_strings_on_every_page_never_make_a_500(client, web_app, people):
+    from tests.factories import sign_in
+
+    owner = await people.member("owner")
+    await sign_in(client, owner.email)
+    paths = sorted(
+        {
+            route.path_format
+            for route in web_app.routes
+            if "GET" in getattr(route, "methods", ())
+            and not route.path.startswith(("/api/", "/mcp", "/static"))
+            and not route.path.endswith("/stream")  # live streams: they would not end
+            and "logout" not in route.path
+        }
+    )
+    failures = []
+    for path in paths:
+        for query in (*_ODD_QUERIES, "page=-1", "page=99999999999999999999", "url=%00", "next=//x"):
+            response = await client.get(f"{_with(path, '1')}?{query}", follow_redirects=False)
+            if response.status_code >= 500:
+                failures.append((path, query[:40], response.status_code))
+    assert not failures, failures
