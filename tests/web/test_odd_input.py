@@ -118,6 +118,16 @@ async def test_pages_with_an_id_no_row_can_have_are_not_found(client, web_app, p
             assert response.status_code == 404, (path, odd, response.status_code)
 
 
+_ODD_PAGE_QUERIES = (
+    "page=-1",
+    "page=99999999999999999999",
+    "url=%00",
+    "next=//x",
+    "datastar=%7B",  # Datastar's signals, not JSON
+    "datastar=%5B1%5D",  # JSON, not an object
+    "datastar=%7B%22text%22%3A1%2C%22q%22%3Anull%2C%22urls%22%3A%7B%7D%7D",  # wrong types
+    "datastar=%7B%22text%22%3A%22a%5Cu0000b%22%7D",  # a NUL inside
+)
 _ODD_FIELD_VALUES = ("a\x00b", "99999999999999999999", "-1", "x" * 100_000)
 _LAST = ("logout", "leave", "delete", "remove", "purge", "revoke")  # may end the session
 
@@ -133,7 +143,7 @@ def _form_fields() -> set[str]:
 
 
 async def test_odd_form_values_sent_to_every_form_never_make_a_500(client, web_app, people):
-    from tests.factories import post_form, sign_in
+    from tests.factories import csrf_of, post_form, sign_in
 
     fields = _form_fields()
     assert {"email", "url"} <= fields  # the templates are really read
@@ -147,6 +157,7 @@ async def test_odd_form_values_sent_to_every_form_never_make_a_500(client, web_a
         key=lambda p: (any(word in p for word in _LAST), p),
     )
     failures = []
+    reached: set[int] = set()
     for path in paths:
         owner = await people.member("owner")  # a route may remove its workspace
         for odd in _ODD_FIELD_VALUES:
@@ -155,7 +166,20 @@ async def test_odd_form_values_sent_to_every_form_never_make_a_500(client, web_a
             response = await post_form(client, _with(path, "1"), dict.fromkeys(fields, odd))
             if response.status_code >= 500:
                 failures.append((path, odd[:30], response.status_code, response.text[:300]))
+        for body in _ODD_BODIES:  # as Datastar posts its signals
+            client.cookies.clear()
+            await sign_in(client, owner.email)
+            headers = {
+                "content-type": "application/json",
+                "datastar-request": "true",
+                "x-csrf-token": csrf_of(client),
+            }
+            response = await client.post(_with(path, "1"), content=body, headers=headers)
+            reached.add(response.status_code)
+            if response.status_code >= 500:
+                failures.append((path, body[:30], response.status_code, response.text[:300]))
     assert not failures, "\n".join(map(str, failures))
+    assert reached - {401, 403}, reached  # the handlers were reached, not only the CSRF check
 
 
 async def test_an_email_holding_a_nul_signs_no_one_in(client, people):
@@ -184,8 +208,12 @@ async def test_odd_query_strings_on_every_page_never_make_a_500(client, web_app,
     )
     failures = []
     for path in paths:
-        for query in (*_ODD_QUERIES, "page=-1", "page=99999999999999999999", "url=%00", "next=//x"):
-            response = await client.get(f"{_with(path, '1')}?{query}", follow_redirects=False)
+        for query in (*_ODD_QUERIES, *_ODD_PAGE_QUERIES):
+            response = await client.get(
+                f"{_with(path, '1')}?{query}",
+                headers={"datastar-request": "true"} if "datastar" in query else {},
+                follow_redirects=False,
+            )
             if response.status_code >= 500:
                 failures.append((path, query[:40], response.status_code))
     assert not failures, failures
