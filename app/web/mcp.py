@@ -29,10 +29,11 @@ from app.articles import queries as article_queries
 from app.articles.controllers import analysis_json
 from app.articles.types import LibraryFilter, Source
 from app.core.config import Settings
+from app.core.db import is_id
 from app.core.i18n import _
 from app.imports import queries as import_queries
 from app.imports.controllers import create_from_api, items_json, job_json
-from app.safe_content import to_text
+from app.safe_content import one_line, to_text
 
 MAX_URLS = 50
 MAX_RESULTS = 50
@@ -79,7 +80,7 @@ async def import_articles_from_urls(
 async def get_import_job(job_id: int, ctx: Context[Any]) -> dict[str, Any]:
     """An import job's status and counters, with its first 100 URLs and their states."""
     _viewer, workspace_id = _member(ctx, Permission.ARTICLES_IMPORT)
-    job = await import_queries.job(workspace_id, job_id)
+    job = await import_queries.job(workspace_id, job_id) if is_id(job_id) else None
     if job is None:
         raise ToolError(_("There is no import job %(id)s in this workspace.") % {"id": job_id})
     return {**job_json(job), **items_json(await import_queries.items(workspace_id, job_id))}
@@ -91,7 +92,7 @@ async def search_library(
 ) -> list[dict[str, Any]]:
     """Search the library's articles (words, "a phrase", -without); best matches first."""
     _viewer, workspace_id = _member(ctx, Permission.DRAFT_VIEW)
-    found = await article_queries.library(workspace_id, LibraryFilter(q=query[:300], limit=limit))
+    found = await article_queries.library(workspace_id, LibraryFilter(q=one_line(query)[:300], limit=limit))
     return [
         {
             "id": row.id,
@@ -110,7 +111,7 @@ async def search_library(
 async def get_article(id: int, ctx: Context[Any]) -> dict[str, Any]:
     """One article as plain text (never HTML), with its analysis: summary and keywords."""
     _viewer, workspace_id = _member(ctx, Permission.DRAFT_VIEW)
-    article = await article_queries.article(workspace_id, id) if 0 < id < 2**63 else None
+    article = await article_queries.article(workspace_id, id) if is_id(id) else None
     if article is None:
         raise ToolError(_("There is no article %(id)s in this workspace.") % {"id": id})
     analysis = await analysis_queries.for_article(workspace_id, id)

@@ -183,3 +183,24 @@ async def test_more_than_fifty_urls_are_refused(server_url, editor_token):
             "import_articles_from_urls", {"urls": [f"https://a.example/{n}" for n in range(51)]}
         )
     assert result.is_error
+
+
+async def test_odd_arguments_get_a_readable_answer_never_an_internal_error(
+    server_url, editor_token
+):
+    token, _workspace = editor_token
+    odd_calls = [
+        ("get_import_job", {"job_id": 99999999999999999999}),
+        ("get_import_job", {"job_id": -1}),
+        ("get_article", {"id": 99999999999999999999}),
+        ("search_library", {"query": "flood\x00s"}),
+        ("import_articles_from_urls", {"urls": ["https://a.example/\x00", "\x00"]}),
+    ]
+    async with connect(server_url, token) as client:
+        for tool, arguments in odd_calls:
+            result = await client.call_tool(tool, arguments)
+            text = " ".join(getattr(c, "text", "") for c in result.content)
+            # The SDK says only "Error executing tool X" for an exception that is no ToolError.
+            assert text.strip() != f"Error executing tool {tool}", arguments
+            for internal in ("asyncpg", "invalid input", "Traceback", "0x00"):
+                assert internal not in text, (tool, arguments, text)
