@@ -92,7 +92,9 @@ async def search_library(
 ) -> list[dict[str, Any]]:
     """Search the library's articles (words, "a phrase", -without); best matches first."""
     _viewer, workspace_id = _member(ctx, Permission.DRAFT_VIEW)
-    found = await article_queries.library(workspace_id, LibraryFilter(q=one_line(query)[:300], limit=limit))
+    found = await article_queries.library(
+        workspace_id, LibraryFilter(q=one_line(query)[:300], limit=limit)
+    )
     return [
         {
             "id": row.id,
