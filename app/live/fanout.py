@@ -39,6 +39,10 @@ RETRY_AFTER_ERROR_SECONDS = 1.0
 # After a notice a view waits this long for more before it renders: a burst of
 # notices (a topic run storing forty articles) costs one render, not forty.
 COALESCE_SECONDS = 0.02
+# A view spends at most this share of its time rendering: one whose render is costly (a
+# search over a large library while an import stores dozens of articles a second) waits
+# three times its last render before the next, instead of rendering back to back.
+RENDER_SHARE = 0.25
 
 
 def encode(events: list[DatastarEvent]) -> bytes:
@@ -132,14 +136,15 @@ class Group:
             self._paused = not hub.connected
             self._subscribed.set()
             loop = asyncio.get_running_loop()
-            rendered = -self.view.min_interval
+            rendered, spent = -self.view.min_interval, 0.0  # the last render: start, seconds
             while True:
                 changed = await sub.next_change(60.0)
                 if not changed:
                     continue
-                # A burst of notices: one render (and a busy view waits its interval).
-                wait = rendered + self.view.min_interval - loop.time()
-                await asyncio.sleep(max(COALESCE_SECONDS, wait))
+                # A burst of notices: one render (a busy view waits its interval, a costly
+                # one its share).
+                interval = max(self.view.min_interval, spent / RENDER_SHARE)
+                await asyncio.sleep(max(COALESCE_SECONDS, rendered + interval - loop.time()))
                 changed |= await sub.next_change(0)
                 rendered = loop.time()
                 try:
@@ -149,6 +154,7 @@ class Group:
                     log.exception("live view %r could not render; retrying", self.view.key)
                     await asyncio.sleep(RETRY_AFTER_ERROR_SECONDS)
                     sub.notify(EVERYTHING)
+                spent = loop.time() - rendered
 
     async def _apply(self, changed: set[str]) -> None:
         topics = changed - {EVERYTHING, PAUSED}

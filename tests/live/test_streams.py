@@ -122,6 +122,37 @@ async def test_a_busy_view_renders_at_most_once_per_interval_and_ends_on_the_las
     await stream.aclose()
 
 
+async def test_a_costly_view_spends_at_most_a_quarter_of_its_time_rendering(services, people):
+    """A search over a large library took ~0.4 s to render, and an import's notices came
+    faster than that: the view rendered back to back, a database core for each open search."""
+    workspace_id = await _workspace(people)
+    state = {"n": 0}
+    rendered_at: list[float] = []
+    loop = asyncio.get_running_loop()
+
+    async def render(changed: set[str]) -> list[str]:
+        rendered_at.append(loop.time())
+        await asyncio.sleep(0.15)  # the costly query
+        return [f'<p id="count">{state["n"]}</p>']
+
+    stream = await _follow(workspace_id, {"counter"}, render)
+    await _next(stream)
+    started = loop.time()
+    for n in range(1, 31):
+        state["n"] = n
+        await publish(workspace_id, "counter")
+        await asyncio.sleep(0.05)
+    last = ""
+    while 'id="count">30<' not in last:
+        last = await _next(stream)
+    renders = rendered_at[1:]
+    gaps = [later - earlier for earlier, later in pairwise(renders)]
+    assert gaps
+    assert min(gaps) >= 0.55  # 0.15 s renders at most every 0.6 s, not every 0.15
+    assert len(renders) <= (loop.time() - started) / 0.55 + 1
+    await stream.aclose()
+
+
 async def test_a_notice_goes_out_only_after_commit(services, people):
     workspace_id = await _workspace(people)
     async with hub.subscribe(workspace_id, {"counter"}) as subscription:
