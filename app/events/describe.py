@@ -163,6 +163,8 @@ def _detail(event: EventView) -> str:
 
 def _link(event: EventView, *, can_manage_members: bool, viewer_user_id: int) -> str:
     data = event.data
+    if event.gone:  # its page would only say "not found"
+        return ""
     if "article_id" in data and event.kind != "article_purged":  # a purged one is gone
         return f"/articles/{data['article_id']}"
     if event.kind.startswith("article_import_") and "job_id" in data:

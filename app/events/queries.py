@@ -9,9 +9,22 @@ from asyncpg import Record
 from app.core import db
 from app.events.types import EventPage, EventView
 
-_SELECT = """
+# Whether what the event names is gone (an article deleted for good, a deleted topic or
+# import): the Activity page names it without a link that would only say "not found".
+_GONE = """CASE
+      WHEN e.data ? 'article_id' THEN NOT EXISTS (
+        SELECT 1 FROM articles a
+        WHERE a.workspace_id = e.workspace_id AND a.id = (e.data->>'article_id')::bigint)
+      WHEN e.kind LIKE 'article\\_import\\_%' AND e.data ? 'job_id' THEN NOT EXISTS (
+        SELECT 1 FROM import_jobs j WHERE j.workspace_id = e.workspace_id
+          AND j.id = (e.data->>'job_id')::bigint AND j.deleted_at IS NULL)
+      WHEN e.kind LIKE 'topic\\_%' AND e.data ? 'topic_id' THEN NOT EXISTS (
+        SELECT 1 FROM topics t WHERE t.workspace_id = e.workspace_id
+          AND t.id = (e.data->>'topic_id')::bigint AND t.deleted_at IS NULL)
+      ELSE false END"""
+_SELECT = f"""
     SELECT e.id, e.kind, coalesce(u.display_name, '') AS actor, e.actor_user_id, e.subject,
-      e.data, e.created_at
+      e.data, e.created_at, {_GONE} AS gone
     FROM events e LEFT JOIN users u ON u.id = e.actor_user_id
 """
 
@@ -25,6 +38,7 @@ def _view(r: Record) -> EventView:
         data=json.loads(r["data"]) if isinstance(r["data"], str) else r["data"],
         created_at=r["created_at"],
         actor_user_id=r["actor_user_id"],
+        gone=r["gone"],
     )
 
 

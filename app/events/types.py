@@ -16,6 +16,7 @@ class EventView:
     data: dict[str, Any]
     created_at: datetime
     actor_user_id: int | None = None  # None for the system
+    gone: bool = False  # what it names (article, topic, import) no longer exists
 
 
 @dataclass(frozen=True)

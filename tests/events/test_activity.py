@@ -97,6 +97,26 @@ async def test_an_article_deleted_for_good_is_named_but_not_linked(client, peopl
     assert purged is not None
     assert "Old floods" in purged[1]
     assert "href=" not in purged[1]
+    # ... and so are its earlier events: their links would open "nothing at this address".
+    trashed = re.search(r'data-kind="article_deleted">(.*?)</li>', html, re.S)
+    assert trashed is not None
+    assert "Old floods" in trashed[1]
+    assert "href=" not in trashed[1]
+
+
+async def test_a_deleted_topics_earlier_events_are_not_linked(client, people):
+    owner = await people.member("owner")
+    ws = owner.workspace_id
+    kept = await topics.create_topic(ws, TopicForm("Rivers"), actor_user_id=owner.user_id)
+    gone = await topics.create_topic(ws, TopicForm("Lakes"), actor_user_id=owner.user_id)
+    await topics.delete_topic(ws, gone, actor_user_id=owner.user_id)
+    await sign_in(client, owner.email)
+
+    html = (await client.get("/activity?kind=topics")).text
+
+    assert f'href="/topics/{kept}"' in html
+    assert f'href="/topics/{gone}"' not in html
+    assert "Lakes" in html
 
 
 async def test_filters_show_one_kind_of_event(client, people):
