@@ -33,6 +33,35 @@ async def _next(stream, timeout: float = 5.0) -> str:
     return chunk.decode() if isinstance(chunk, bytes) else chunk
 
 
+async def _counter(people, *, min_interval: float = 0.0, render_seconds: float = 0.0):  # type: ignore[no-untyped-def]
+    """A stream of a counter view, its first state read: (workspace, stream, the counter,
+    when each render began). Each render takes `render_seconds` (a costly query)."""
+    workspace_id = await _workspace(people)
+    state = {"n": 0}
+    rendered_at: list[float] = []
+    loop = asyncio.get_running_loop()
+
+    async def render(changed: set[str]) -> list[str]:
+        rendered_at.append(loop.time())
+        await asyncio.sleep(render_seconds)
+        return [f'<p id="count">{state["n"]}</p>']
+
+    stream = await _follow(workspace_id, {"counter"}, render, min_interval=min_interval)
+    await _next(stream)
+    return workspace_id, stream, state, rendered_at
+
+
+async def _count_to(last: int, workspace_id: int, stream, state: dict[str, int]) -> None:  # type: ignore[no-untyped-def]
+    """A notice per count, 50 ms apart (an import's items), until the stream shows `last`."""
+    for n in range(1, last + 1):
+        state["n"] = n
+        await publish(workspace_id, "counter")
+        await asyncio.sleep(0.05)
+    shown = ""
+    while f'id="count">{last}<' not in shown:
+        shown = await _next(stream)
+
+
 async def test_a_stream_sends_the_state_first_then_follows_changes(services, people):
     workspace_id = await _workspace(people)
     state = {"n": 0}
@@ -97,24 +126,8 @@ async def test_a_busy_view_renders_at_most_once_per_interval_and_ends_on_the_las
 ):
     """An import's job page gets a notice per item: 20 notices, 50 ms apart (each would be
     a render of its own), make a view with a 0.3 s interval render every 0.3 s at most."""
-    workspace_id = await _workspace(people)
-    state = {"n": 0}
-    rendered_at: list[float] = []
-    loop = asyncio.get_running_loop()
-
-    async def render(changed: set[str]) -> list[str]:
-        rendered_at.append(loop.time())
-        return [f'<p id="count">{state["n"]}</p>']
-
-    stream = await _follow(workspace_id, {"counter"}, render, min_interval=0.3)
-    await _next(stream)
-    for n in range(1, 21):
-        state["n"] = n
-        await publish(workspace_id, "counter")
-        await asyncio.sleep(0.05)
-    last = ""
-    while 'id="count">20<' not in last:
-        last = await _next(stream)
+    workspace_id, stream, state, rendered_at = await _counter(people, min_interval=0.3)
+    await _count_to(20, workspace_id, stream, state)
     renders = rendered_at[1:]  # after the first state
     assert 2 <= len(renders) <= 5  # about a second of notices, not 20 renders
     gaps = [later - earlier for earlier, later in pairwise(rendered_at)]
@@ -125,26 +138,10 @@ async def test_a_busy_view_renders_at_most_once_per_interval_and_ends_on_the_las
 async def test_a_costly_view_spends_at_most_a_quarter_of_its_time_rendering(services, people):
     """A search over a large library took ~0.4 s to render, and an import's notices came
     faster than that: the view rendered back to back, a database core for each open search."""
-    workspace_id = await _workspace(people)
-    state = {"n": 0}
-    rendered_at: list[float] = []
+    workspace_id, stream, state, rendered_at = await _counter(people, render_seconds=0.15)
     loop = asyncio.get_running_loop()
-
-    async def render(changed: set[str]) -> list[str]:
-        rendered_at.append(loop.time())
-        await asyncio.sleep(0.15)  # the costly query
-        return [f'<p id="count">{state["n"]}</p>']
-
-    stream = await _follow(workspace_id, {"counter"}, render)
-    await _next(stream)
     started = loop.time()
-    for n in range(1, 31):
-        state["n"] = n
-        await publish(workspace_id, "counter")
-        await asyncio.sleep(0.05)
-    last = ""
-    while 'id="count">30<' not in last:
-        last = await _next(stream)
+    await _count_to(30, workspace_id, stream, state)
     renders = rendered_at[1:]
     gaps = [later - earlier for earlier, later in pairwise(renders)]
     assert gaps

@@ -54,6 +54,27 @@ def _with(path: str, value: str) -> str:
     return re.sub(r"\{[^}]+\}", value, path)
 
 
+def _page_routes(web_app, method: str, *, leave_out: tuple[str, ...] = ()) -> list[Any]:  # type: ignore[no-untyped-def]
+    """The app's page routes (not the API's) that answer `method`, in path order."""
+    left_out = ("/api/", "/mcp", "/static", *leave_out)
+    return sorted(
+        (
+            r
+            for r in web_app.routes
+            if method in getattr(r, "methods", ()) and not r.path.startswith(left_out)
+        ),
+        key=lambda r: r.path_format,
+    )
+
+
+async def _signed_in_owner(client, people):  # type: ignore[no-untyped-def]
+    from tests.factories import sign_in
+
+    owner = await people.member("owner")
+    await sign_in(client, owner.email)
+    return owner
+
+
 def _readable(response) -> bool:  # type: ignore[no-untyped-def]
     if response.status_code == 404 and "application/json" not in response.headers.get(
         "content-type", ""
@@ -98,19 +119,8 @@ async def test_odd_ids_queries_and_bodies_never_make_a_500(client, bearer):
 
 
 async def test_pages_with_an_id_no_row_can_have_are_not_found(client, web_app, people):
-    from tests.factories import sign_in
-
-    owner = await people.member("owner")
-    await sign_in(client, owner.email)
-    paths = sorted(
-        {
-            route.path_format
-            for route in web_app.routes
-            if "GET" in getattr(route, "methods", ())
-            and ":int}" in route.path
-            and not route.path.startswith("/api/")  # the test above, with a token
-        }
-    )
+    await _signed_in_owner(client, people)
+    paths = [r.path_format for r in _page_routes(web_app, "GET") if ":int}" in r.path]
     assert "/articles/{article_id}" in paths  # the routes are really read
     for path in paths:
         for odd in ("99999999999999999999", "0"):
@@ -148,12 +158,7 @@ async def test_odd_form_values_sent_to_every_form_never_make_a_500(client, web_a
     fields = _form_fields()
     assert {"email", "url"} <= fields  # the templates are really read
     paths = sorted(
-        {
-            route.path_format
-            for route in web_app.routes
-            if "POST" in getattr(route, "methods", ())
-            and not route.path.startswith(("/api/", "/mcp"))
-        },
+        {r.path_format for r in _page_routes(web_app, "POST")},
         key=lambda p: (any(word in p for word in _LAST), p),
     )
     failures = []
@@ -192,20 +197,12 @@ async def test_an_email_holding_a_nul_signs_no_one_in(client, people):
 
 
 async def test_odd_query_strings_on_every_page_never_make_a_500(client, web_app, people):
-    from tests.factories import sign_in
-
-    owner = await people.member("owner")
-    await sign_in(client, owner.email)
-    paths = sorted(
-        {
-            route.path_format
-            for route in web_app.routes
-            if "GET" in getattr(route, "methods", ())
-            and not route.path.startswith(("/api/", "/mcp", "/static"))
-            and not route.path.endswith("/stream")  # live streams: they would not end
-            and "logout" not in route.path
-        }
-    )
+    await _signed_in_owner(client, people)
+    paths = [
+        r.path_format
+        for r in _page_routes(web_app, "GET")
+        if not r.path.endswith("/stream")  # live streams: they would not end
+    ]
     failures = []
     for path in paths:
         for query in (*_ODD_QUERIES, *_ODD_PAGE_QUERIES):
