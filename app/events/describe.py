@@ -163,13 +163,13 @@ def _detail(event: EventView) -> str:
 
 def _link(event: EventView, *, can_manage_members: bool, viewer_user_id: int) -> str:
     data = event.data
-    if event.gone:  # its page would only say "not found"
+    if event.gone:  # purged, deleted: its page would only say "not found"
         return ""
-    if "article_id" in data and event.kind != "article_purged":  # a purged one is gone
+    if "article_id" in data:
         return f"/articles/{data['article_id']}"
     if event.kind.startswith("article_import_") and "job_id" in data:
         return f"/articles/import/{data['job_id']}"
-    if event.kind.startswith("topic_") and event.kind != "topic_deleted" and "topic_id" in data:
+    if event.kind.startswith("topic_") and "topic_id" in data:
         return f"/topics/{data['topic_id']}"
     if event.kind in FILTERS["people"][1] and event.kind not in {"signed_in", "workspace_created"}:
         return "/settings/members" if can_manage_members else ""
