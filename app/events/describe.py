@@ -178,6 +178,20 @@ def _link(event: EventView, *, can_manage_members: bool, viewer_user_id: int) ->
     return ""
 
 
+def import_subject(total: int) -> str:
+    """An import's events' subject: its size ("1 URL", "1.234 URLs")."""
+    return ngettext("%(n)s URL", "%(n)s URLs", total) % {"n": format_number(total)}
+
+
+def _subject(event: EventView) -> str:
+    """What the event is about. An import's size is said again in the reader's language
+    (its stored subject is in the worker's, and older ones read "1 URLs")."""
+    total = event.data.get("total_urls")
+    if event.kind.startswith("article_import_") and isinstance(total, int):
+        return import_subject(total)
+    return event.subject
+
+
 def sentence(event: EventView, *, can_manage_members: bool, viewer_user_id: int) -> Sentence:
     actor = event.actor or gettext("Newsdesk")
     if _joined(event):
@@ -185,7 +199,7 @@ def sentence(event: EventView, *, can_manage_members: bool, viewer_user_id: int)
     return Sentence(
         actor=actor,
         verb=verb(event.kind),
-        subject=event.subject,
+        subject=_subject(event),
         detail=_detail(event),
         link=_link(event, can_manage_members=can_manage_members, viewer_user_id=viewer_user_id),
     )

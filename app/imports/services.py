@@ -29,6 +29,7 @@ from app.articles.services import process_scraped_article, store_unavailable_rea
 from app.articles.types import OutcomeKind, ScrapedArticle, Source
 from app.core import config, db, jobs
 from app.core.i18n import _
+from app.events.describe import import_subject
 from app.events.services import record
 from app.imports import policy, queries
 from app.imports.parsing import parse_urls
@@ -309,7 +310,7 @@ async def _claim_in(workspace_id: int, job_id: int, worker: str, lease: float) -
                 tx,
                 EVENT_STARTED,
                 actor_user_id=job["created_by"],
-                subject=_("%(n)s URLs") % {"n": job["total"]},
+                subject=import_subject(job["total"]),
                 job_id=job_id,
                 total_urls=job["total"],
             )
@@ -524,7 +525,7 @@ async def _record_finished(tx: db.Tx, job_id: int, job: Record) -> None:
         tx,
         EVENT_FINISHED,
         actor_user_id=job["created_by"],
-        subject=_("%(n)s URLs") % {"n": job["total"]},
+        subject=import_subject(job["total"]),
         job_id=job_id,
         total_urls=job["total"],
         saved=job["saved_count"],

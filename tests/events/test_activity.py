@@ -194,3 +194,20 @@ async def test_the_api_filters_by_kind_and_pages_with_a_cursor(client, people):
     assert second["next_cursor"] is None
     bad = await client.get("/api/v1/events?kind=nonsense", headers=headers)
     assert bad.status_code == 400
+
+
+async def test_an_imports_size_reads_singular_or_plural_in_the_readers_language(client, people):
+    owner = await people.member("owner")
+    async with db.workspace_tx(owner.workspace_id) as tx:  # as recorded before: "1 URLs"
+        await record(tx, "article_import_started", subject="1 URLs", job_id=1, total_urls=1)
+        await record(tx, "article_import_started", subject="1234 URLs", job_id=2, total_urls=1234)
+    await sign_in(client, owner.email)
+
+    english = (await client.get("/activity?kind=articles")).text
+    await accounts.update_profile(owner.user_id, "Owner", "de", "Europe/Berlin")
+    german = (await client.get("/activity?kind=articles")).text
+
+    assert "1 URL<" in english
+    assert "1 URLs" not in english
+    assert "1,234 URLs" in english
+    assert "1.234 URLs" in german
