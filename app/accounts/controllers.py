@@ -27,7 +27,7 @@ from app.accounts.forms import (
 )
 from app.accounts.guards import allows, member_of, signed_in, viewer_of
 from app.accounts.middleware import SESSION_COOKIE
-from app.accounts.roles import GRANTABLE_ROLES, Permission, Role
+from app.accounts.roles import GRANTABLE_ROLES, Permission, Role, may_manage
 from app.accounts.throttle import (
     DEVICE_COOKIE,
     DEVICE_DAYS,
@@ -35,7 +35,7 @@ from app.accounts.throttle import (
     minutes_of,
     reset_requests_wait,
 )
-from app.accounts.types import AccountError, NewSession
+from app.accounts.types import AccountError, NewSession, Viewer
 from app.core.config import active
 from app.core.i18n import LANGUAGES, _, format_number, ngettext
 from app.web.pages import Form, page, same_site_path
@@ -241,16 +241,24 @@ class SettingsController(Controller):
         return Redirect("/settings?saved=password", status_code=303)
 
 
+def _role(viewer: Viewer) -> Role:
+    return viewer.role or Role.VIEWER
+
+
 class MembersController(Controller):
     path = "/settings/members"
     guards = [allows(Permission.MEMBERS_MANAGE)]
 
     async def _render(self, request: Request, *, status_code: int = 200, **extra: Any) -> Template:
-        _viewer, workspace_id = member_of(request)
+        viewer, workspace_id = member_of(request)
+        members = await queries.members_of(workspace_id)
+        actor = _role(viewer)
         context: dict[str, Any] = {
-            "members": await queries.members_of(workspace_id),
+            "members": members,
+            # The rows this person may change: an admin leaves owners to the owners.
+            "manageable": {m.user_id for m in members if may_manage(actor, m.role)},
             "invitations": await queries.open_invitations(workspace_id),
-            "roles": list(Role),
+            "roles": list(Role) if actor == Role.OWNER else list(GRANTABLE_ROLES),
             "grantable": GRANTABLE_ROLES,
             "invite": InviteForm(),
             "invite_link": None,
@@ -295,12 +303,10 @@ class MembersController(Controller):
             role = Role(data.role)
         except ValueError:
             return await self._render(request, status_code=400, error=_("Choose one of the roles."))
-        if role == Role.OWNER and viewer.role != Role.OWNER:
-            return await self._render(
-                request, status_code=403, error=_("Only an owner can make owners.")
-            )
         try:
-            await services.change_role(workspace_id, user_id, role, actor_user_id=viewer.user_id)
+            await services.change_role(
+                workspace_id, user_id, role, actor_user_id=viewer.user_id, actor_role=_role(viewer)
+            )
         except AccountError as error:
             return await self._render(request, status_code=error.status, error=error.message)
         return Redirect("/settings/members", status_code=303)
@@ -309,7 +315,9 @@ class MembersController(Controller):
     async def remove(self, request: Request, user_id: FromPath[int]) -> Template | Redirect:
         viewer, workspace_id = member_of(request)
         try:
-            await services.remove_member(workspace_id, user_id, actor_user_id=viewer.user_id)
+            await services.remove_member(
+                workspace_id, user_id, actor_user_id=viewer.user_id, actor_role=_role(viewer)
+            )
         except AccountError as error:
             return await self._render(request, status_code=error.status, error=error.message)
         return Redirect("/settings/members", status_code=303)
@@ -322,7 +330,7 @@ class MembersController(Controller):
                 workspace_id,
                 user_id,
                 actor_user_id=viewer.user_id,
-                actor_role=viewer.role or Role.VIEWER,
+                actor_role=_role(viewer),
             )
         except AccountError as error:
             return await self._render(request, status_code=error.status, error=error.message)

@@ -14,7 +14,7 @@ import secrets
 from datetime import timedelta
 
 from app.accounts.credentials import hash_password, new_token, token_hash
-from app.accounts.roles import Role
+from app.accounts.roles import Role, may_manage
 from app.accounts.services import check_new_password
 from app.accounts.throttle import SignInThrottle
 from app.accounts.types import AccountError, ResetLinkShown
@@ -204,7 +204,7 @@ async def issue_member_reset(
         raise AccountError(_("This person is not a member of the workspace."), status=404)
     if user_id == actor_user_id:
         raise AccountError(_("Change your own password under Settings."))
-    if member["role"] == Role.OWNER and actor_role != Role.OWNER:
+    if not may_manage(actor_role, Role(member["role"])):
         raise AccountError(_("Only an owner can reset an owner's password."), status=403)
     if len(rows) > 1:
         raise AccountError(

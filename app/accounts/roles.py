@@ -39,5 +39,11 @@ ROLE_PERMISSIONS: dict[Role, frozenset[Permission]] = {
 GRANTABLE_ROLES: tuple[Role, ...] = (Role.ADMIN, Role.EDITOR, Role.VIEWER)
 
 
+def may_manage(actor: Role, member: Role) -> bool:
+    """Whether `actor` may change, remove or reset `member`: only owners touch owners,
+    or an admin could demote the owners and take the workspace over."""
+    return actor == Role.OWNER or member != Role.OWNER
+
+
 def permissions_of(role: str) -> frozenset[Permission]:
     return ROLE_PERMISSIONS.get(Role(role), frozenset())

@@ -16,7 +16,7 @@ from app.accounts.credentials import (
     token_hash,
     verify_password,
 )
-from app.accounts.roles import GRANTABLE_ROLES, Role
+from app.accounts.roles import GRANTABLE_ROLES, Role, may_manage
 from app.accounts.throttle import SignInThrottle, device_user, minutes_of
 from app.accounts.types import AccountError, NewSession
 from app.accounts.validation import (
@@ -207,9 +207,27 @@ async def _member_role(tx: db.Tx, user_id: int) -> Role:
     return Role(role)
 
 
-async def change_role(workspace_id: int, user_id: int, role: Role, *, actor_user_id: int) -> None:
+def _check_rank(actor_role: Role | None, current: Role, new: Role | None = None) -> None:
+    """Only owners make owners or touch them; `actor_role` None is the operator's own tools."""
+    if actor_role is None:
+        return
+    if new == Role.OWNER and actor_role != Role.OWNER:
+        raise AccountError(_("Only an owner can make owners."), status=403)
+    if not may_manage(actor_role, current):
+        raise AccountError(_("Only an owner can change or remove an owner."), status=403)
+
+
+async def change_role(
+    workspace_id: int,
+    user_id: int,
+    role: Role,
+    *,
+    actor_user_id: int,
+    actor_role: Role | None = None,
+) -> None:
     async with db.workspace_tx(workspace_id) as tx:
         current = await _member_role(tx, user_id)
+        _check_rank(actor_role, current, role)
         if current == Role.OWNER and role != Role.OWNER and await _owner_count(tx) <= 1:
             raise AccountError(_("A workspace keeps at least one owner."))
         await tx.execute(
@@ -229,9 +247,12 @@ async def change_role(workspace_id: int, user_id: int, role: Role, *, actor_user
         access_changed_after_commit(tx, user_id)  # their open pages re-check at once
 
 
-async def remove_member(workspace_id: int, user_id: int, *, actor_user_id: int) -> None:
+async def remove_member(
+    workspace_id: int, user_id: int, *, actor_user_id: int, actor_role: Role | None = None
+) -> None:
     async with db.workspace_tx(workspace_id) as tx:
         current = await _member_role(tx, user_id)
+        _check_rank(actor_role, current)
         if current == Role.OWNER and await _owner_count(tx) <= 1:
             raise AccountError(_("A workspace keeps at least one owner."))
         await tx.execute(

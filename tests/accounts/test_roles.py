@@ -2,7 +2,7 @@
 
 import pytest
 
-from app.accounts import services
+from app.accounts import queries, services
 from app.accounts.roles import ROLE_PERMISSIONS, Permission, Role
 from tests.factories import post_form, sign_in
 
@@ -89,3 +89,21 @@ async def test_a_role_change_takes_effect_on_the_next_request(client, people):
         owner.workspace_id, editor.user_id, Role.ADMIN, actor_user_id=owner.user_id
     )
     assert (await client.get("/settings/members")).status_code == 200
+
+
+async def test_an_admin_cannot_demote_or_remove_an_owner(client, people):
+    """Only owners touch owners: an admin could otherwise take the workspace over."""
+    owner = await people.member("owner")
+    await people.member("owner", owner.workspace_id)  # a second owner: not the last-owner rule
+    admin = await people.member("admin", owner.workspace_id)
+    await sign_in(client, admin.email)
+    members = (await client.get("/settings/members")).text
+    assert f"/settings/members/{owner.user_id}/role" not in members
+    assert f"/settings/members/{owner.user_id}/remove" not in members
+    assert '<option value="owner"' not in members
+    for action, form in (("role", {"role": "viewer"}), ("remove", {})):
+        response = await post_form(client, f"/settings/members/{owner.user_id}/{action}", form)
+        assert response.status_code == 403
+        assert "Only an owner can change or remove an owner." in response.text
+    roles = [m.role for m in await queries.members_of(owner.workspace_id)]
+    assert roles.count(Role.OWNER) == 2
