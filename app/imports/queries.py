@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from asyncpg import Record
 
 from app.core import config, db
@@ -19,8 +17,11 @@ from app.imports.types import (
 ITEMS_PER_PAGE = 100
 RECENT_DAYS = 30
 MAX_LISTED_JOBS = 100
+# The pace of a running job is read from the items it finished in this last stretch: a pause,
+# or failed items retried a day later, then say nothing about how fast it goes now.
+PACE_WINDOW_SECONDS = 600
 
-_JOB_COLUMNS = """
+_JOB_COLUMNS = f"""
   j.id, j.status, j.source, j.total, j.saved_count, j.duplicate_count, j.error_count,
   j.warning_count, j.cancelled_count, j.created_at, j.started_at, j.finished_at,
   coalesce(u.display_name, '') AS created_by_name,
@@ -29,23 +30,27 @@ _JOB_COLUMNS = """
   coalesce((SELECT i.waiting_for FROM import_items i WHERE i.job_id = j.id
      AND i.state = 'pending' AND i.waiting_for <> '' LIMIT 1), '') AS waiting_for,
   coalesce((SELECT i.url FROM import_items i WHERE i.job_id = j.id ORDER BY i.idx LIMIT 1), '')
-    AS first_url
+    AS first_url,
+  CASE WHEN j.status = 'running' THEN
+    (SELECT extract(epoch FROM now() - min(i.last_attempt_at))::float8 / nullif(count(*), 0)
+     FROM import_items i WHERE i.workspace_id = j.workspace_id AND i.job_id = j.id
+       AND i.state <> 'cancelled'
+       AND i.finished_at > now() - make_interval(secs => {PACE_WINDOW_SECONDS}))
+  END AS seconds_per_item
 """
 
 
 def eta_seconds(
-    counters: Counters, status: JobStatus, started_at: datetime | None, now: datetime
+    counters: Counters, status: JobStatus, seconds_per_item: float | None
 ) -> int | None:
-    """Remaining items at the pace so far; None while there is no pace to go by."""
-    done = counters.finished
-    if status != JobStatus.RUNNING or started_at is None or done == 0:
+    """Remaining items at the recent pace (from the first claim of the items finished in the
+    last PACE_WINDOW_SECONDS to now, per item); None while there is no such pace."""
+    if status != JobStatus.RUNNING or seconds_per_item is None:
         return None
-    elapsed = (now - started_at).total_seconds()
-    remaining = counters.total - done
-    return max(0, round(elapsed / done * remaining))
+    return max(0, round(seconds_per_item * (counters.total - counters.finished)))
 
 
-def _job(r: Record, now: datetime) -> JobView:
+def _job(r: Record) -> JobView:
     counters = Counters(
         total=r["total"],
         saved=r["saved_count"],
@@ -66,26 +71,26 @@ def _job(r: Record, now: datetime) -> JobView:
         finished_at=r["finished_at"],
         in_flight=r["in_flight"],
         waiting_for=r["waiting_for"],
-        eta_seconds=eta_seconds(counters, status, r["started_at"], now),
+        eta_seconds=eta_seconds(counters, status, r["seconds_per_item"]),
         first_url=r["first_url"],
     )
 
 
 async def job(workspace_id: int, job_id: int) -> JobView | None:
     r = await db.fetchrow(
-        f"""SELECT {_JOB_COLUMNS}, now() AS now FROM import_jobs j
+        f"""SELECT {_JOB_COLUMNS} FROM import_jobs j
             LEFT JOIN users u ON u.id = j.created_by
             WHERE j.workspace_id = $1 AND j.id = $2 AND j.deleted_at IS NULL""",
         workspace_id,
         job_id,
     )
-    return None if r is None else _job(r, r["now"])
+    return None if r is None else _job(r)
 
 
 async def recent_jobs(workspace_id: int) -> list[JobView]:
     """Active jobs and those of the last 30 days, newest first."""
     rows = await db.fetch(
-        f"""SELECT {_JOB_COLUMNS}, now() AS now FROM import_jobs j
+        f"""SELECT {_JOB_COLUMNS} FROM import_jobs j
             LEFT JOIN users u ON u.id = j.created_by
             WHERE j.workspace_id = $1 AND j.deleted_at IS NULL AND j.archived_at IS NULL
               AND (j.status IN ('queued', 'running', 'paused')
@@ -95,7 +100,7 @@ async def recent_jobs(workspace_id: int) -> list[JobView]:
         RECENT_DAYS,
         MAX_LISTED_JOBS,
     )
-    return [_job(r, r["now"]) for r in rows]
+    return [_job(r) for r in rows]
 
 
 def _item(r: Record) -> ItemView:

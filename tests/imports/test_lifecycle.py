@@ -222,6 +222,34 @@ async def test_retry_failed_returns_only_error_items(workspace, site, site_egres
     assert job.counters.saved == 2
 
 
+async def _read_items(job_id: int, idx: range, began: str, ended: str) -> None:
+    """Items `idx` read between `began` and `ended` ago (PostgreSQL intervals), as saved."""
+    await db.fetch(
+        f"""UPDATE import_items SET state = 'saved', last_attempt_at = now() - interval '{began}',
+              finished_at = now() - interval '{ended}' WHERE job_id = $1 AND idx = ANY($2)""",
+        job_id,
+        list(idx),
+    )
+    await db.fetch(
+        """UPDATE import_jobs SET status = 'running', started_at = now() - interval '2 hours',
+             saved_count = (SELECT count(*) FROM import_items WHERE job_id = $1
+                            AND state = 'saved') WHERE id = $1""",
+        job_id,
+    )
+
+
+async def test_the_time_left_follows_the_recent_pace_not_a_pause(workspace):
+    job_id = await services.create_job(
+        workspace, [f"https://x.example/{n}" for n in range(20)], actor_user_id=None
+    )
+    # Ten items read two hours ago, then a long pause; resumed, nothing read since.
+    await _read_items(job_id, range(10), "121 minutes", "120 minutes")
+    assert (await job_of(workspace, job_id)).eta_seconds is None  # not "about 2 hours"
+    # Since the resume four items in the last 20 s: 5 s an item, six left.
+    await _read_items(job_id, range(10, 14), "20 seconds", "1 second")
+    assert 25 <= (await job_of(workspace, job_id)).eta_seconds <= 35  # type: ignore[operator]
+
+
 async def test_delete_is_soft_and_keeps_the_articles(workspace, site, site_egress):
     job_id = await services.create_job(workspace, articles_at(site, "/news/d1"), actor_user_id=None)
     await run_worker()
