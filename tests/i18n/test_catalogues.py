@@ -81,6 +81,19 @@ def test_translations_keep_the_placeholders(language):
     assert wrong == []
 
 
+@pytest.mark.parametrize("language", ["de", "fr", "it", "es"])
+def test_translations_end_in_a_colon_only_where_the_source_does(language):
+    """Pages write what follows a text themselves: an Activity row is `verb: subject`, so a
+    verb translated with its own colon reads "hat einen Import gestartet:: 1 URL"."""
+    wrong = []
+    for message in catalogue(language):
+        if not message.id:
+            continue
+        ends = forms(message.id)[0].rstrip().endswith(":")
+        wrong += [t for t in forms(message.string) if t and t.rstrip().endswith(":") != ends]
+    assert wrong == []
+
+
 @pytest.mark.parametrize(("language", "plurals"), [("de", 2), ("fr", 3), ("it", 3), ("es", 3)])
 def test_catalogues_carry_their_plural_rules(language, plurals):
     assert catalogue(language).num_plurals == plurals
