@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from app.accounts.roles import ROLE_NAMES
 from app.core.i18n import format_number, gettext, ngettext
 from app.events.types import EventView
 
@@ -144,9 +145,15 @@ def _import_detail(data: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
+# Events about a role: the row says which one ("changed a member's role: Ada · viewer").
+ROLE_KINDS = frozenset({"member_added", "member_role_changed", "invitation_created"})
+
+
 def _detail(event: EventView) -> str:
     if event.kind == "article_import_finished":
         return _import_detail(event.data)
+    if event.kind in ROLE_KINDS and event.data.get("role") in ROLE_NAMES:
+        return gettext(event.data["role"])
     if event.kind != "topic_run_finished":
         return ""
     new = int(event.data.get("new", 0))

@@ -211,3 +211,21 @@ async def test_an_imports_size_reads_singular_or_plural_in_the_readers_language(
     assert "1 URLs" not in english
     assert "1,234 URLs" in english
     assert "1.234 URLs" in german
+
+
+async def test_role_events_say_which_role_in_the_readers_language(client, people):
+    owner = await people.member("owner")
+    editor = await people.member("editor", owner.workspace_id)
+    await accounts.change_role(
+        owner.workspace_id, editor.user_id, Role.VIEWER, actor_user_id=owner.user_id
+    )
+    await accounts.invite(owner.workspace_id, Role.ADMIN, email="", actor_user_id=owner.user_id)
+    await sign_in(client, owner.email)
+    shown = rows((await client.get("/activity?kind=people")).text)
+    assert any("changed a member" in r and r.endswith(" · viewer") for r in shown), shown
+    assert any(r.endswith("created an invitation open · admin") for r in shown), shown
+    await post_form(
+        client, "/settings/profile", {"display_name": "Ada", "locale": "de", "time_zone": "UTC"}
+    )
+    german = rows((await client.get("/activity?kind=people")).text)
+    assert any("Rolle" in r and r.endswith(" · Leser") for r in german), german
