@@ -12,7 +12,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from app.safe_content import Document
+from app.safe_content import Document, image_sources
 
 
 class Source(StrEnum):
@@ -209,3 +209,9 @@ class ArticleView:
     metadata: dict[str, Any]
     warnings: tuple[str, ...]
     arxiv: ArxivView | None
+
+    @property
+    def lead_image_apart(self) -> str:
+        """The lead image to show above the text: "" when the text shows it already (a page's
+        og:image is most often its first figure)."""
+        return "" if self.lead_image in image_sources(self.content) else self.lead_image

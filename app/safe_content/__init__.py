@@ -38,6 +38,7 @@ from app.safe_content.ast import (
     Text,
     from_builtins,
     from_json,
+    image_sources,
     to_json,
     validate,
 )
@@ -86,6 +87,7 @@ __all__ = [
     "from_json",
     "from_text",
     "http_url",
+    "image_sources",
     "is_http_url",
     "one_line",
     "register_filters",

@@ -168,6 +168,13 @@ def children_of(node: object) -> tuple[object, ...]:
     return children if isinstance(children, tuple) else ()
 
 
+def image_sources(node: object) -> frozenset[str]:
+    """The `src` of every image in a tree."""
+    if isinstance(node, Image):
+        return frozenset((node.src,))
+    return frozenset().union(*map(image_sources, children_of(node)))
+
+
 def text_size(node: object) -> int:
     """Characters a node carries itself (not counting its children)."""
     name = _TEXT_FIELD.get(type(node))

@@ -6,6 +6,7 @@ import asyncio
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from datetime import UTC, datetime
 from html import unescape
 from urllib.parse import parse_qs, urlsplit
@@ -19,6 +20,7 @@ from app.articles.services import delete_article, process_scraped_article
 from app.articles.types import LIBRARY_TOPIC, ArxivData, ArxivSection, Source, Warning
 from app.core import db
 from app.live.notices import publish
+from app.safe_content import from_html
 from tests.articles.helpers import ENGLISH, article_event, arxiv_event
 from tests.factories import post_form, sign_in
 
@@ -350,6 +352,22 @@ async def test_the_reader_shows_the_article(client, people):
     assert 'id="analysis-panel"' in text
     assert "Waiting for analysis" in text
     assert f"@get(&#39;/articles/{article_id}/stream" in text
+
+
+async def test_the_reader_shows_a_lead_image_the_text_holds_once(client, people):
+    person = await signed_in(client, people)
+    image = "https://img.example/tram.jpg"
+    event = article_event(lead_image=image)
+    body = f'<p>Trams return.</p><figure><img src="{image}" alt="A tram"></figure><p>{ENGLISH}</p>'
+    outcome = await process_scraped_article(
+        person.workspace_id, replace(event, content=from_html(body))
+    )
+
+    page = await client.get(f"/articles/{outcome.article_id}")
+
+    assert page.text.count("<img ") == 1  # the text's figure, with its alt
+    assert 'alt="A tram"' in page.text
+    assert 'class="lead-image"' not in page.text
 
 
 async def test_the_reader_shows_arxiv_authors_pdf_and_sections(client, people):
