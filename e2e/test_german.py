@@ -62,7 +62,12 @@ OVERFLOWING = """() => {
   const canvas = document.createElement('canvas').getContext('2d');
   for (const field of document.querySelectorAll('input[placeholder], textarea[placeholder]')) {
     const style = getComputedStyle(field);
-    if (field.value || field.offsetParent === null || field.tagName === 'TEXTAREA') continue;
+    if (field.value || field.offsetParent === null) continue;
+    // A box of text lines: Chromium counts the placeholder's lines into its scroll height.
+    if (field.tagName === 'TEXTAREA') {
+      if (field.scrollHeight > field.clientHeight + 1) bad.push(`placeholder "${field.placeholder}"`);
+      continue;
+    }
     canvas.font = `${style.fontStyle} ${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
     const room = field.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
     if (canvas.measureText(field.placeholder).width > room + 1) bad.push(`placeholder "${field.placeholder}"`);
