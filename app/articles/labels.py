@@ -15,7 +15,7 @@ def N_(message: str) -> str:
 
 SOURCES = {
     "manual": N_("Saved link"),
-    "import": N_("Import"),
+    "import": N_("Bulk import"),  # a source, not the verb on the import page's button
     "feed": N_("Feed"),
     "arxiv": N_("arXiv"),
     "api": N_("API"),

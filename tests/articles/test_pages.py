@@ -155,6 +155,16 @@ async def test_filters_by_topic_source_and_analysis_state(client, people, settin
     assert f'<option value="{topic}" selected>' in by_topic.text  # the form keeps the choice
 
 
+async def test_the_source_filter_names_sources_not_actions(client, people):
+    person = await signed_in(client, people)
+    await accounts.update_profile(person.user_id, "Kim", "de", "UTC")
+
+    page = await client.get("/articles")
+
+    # Not "Importieren": that is the import page's button ("import them"), not where it came from.
+    assert re.search(r'<option value="import"\s*>Sammelimport</option>', page.text)
+
+
 async def test_load_more_pages_through_everything_once(client, people):
     person = await signed_in(client, people)
     made = [await save(person.workspace_id, title=f"Story {i}") for i in range(30)]

@@ -69,6 +69,24 @@ async def test_a_failed_link_says_why(client, editor, site, site_egress):
     assert "not found" in page.text
 
 
+async def test_a_consent_wall_does_not_advise_saving_it_again(client, editor, site, site_egress):
+    url = site.base + "/consent/onetrust-en"
+    first = await post_form(client, "/save", {"url": url})
+    await run_worker()
+    page = await client.get(first.headers["location"])
+    assert 'data-state="consent-wall"' in page.text
+    assert "saving the link again brings back the same wall" in page.text
+    assert "bookmarklet" not in page.text
+    # As it says: saving again finds the stored wall and fetches nothing.
+    again = await post_form(client, "/save", {"url": url})
+    await run_worker()
+    (row,) = await item_rows(int(again.headers["location"].rsplit("/", 1)[1]))
+    assert row["state"] == "duplicate"
+    assert len(site.hits_of("/consent/onetrust-en")) == 1
+    job = await client.get("/articles/import/" + first.headers["location"].rsplit("/", 1)[1])
+    assert "saving the link again brings back the same wall" in job.text
+
+
 async def test_several_lines_lead_to_the_import_page_prefilled(client, editor):
     text = "https://a.example/1\nhttps://a.example/2\nhttps://a.example/3\nhttps://a.example/4"
     response = await post_form(client, "/save", {"url": text})
