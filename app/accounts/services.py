@@ -330,17 +330,20 @@ async def start_session(user_id: int, *, user_agent: str = "") -> NewSession:
     token = new_token()
     workspace_id = await queries.preferred_workspace(user_id)
     expires = _now() + timedelta(days=active().session_days)
-    await db.fetch(
-        """
-        INSERT INTO sessions (token_hash, user_id, workspace_id, expires_at, user_agent)
-        VALUES ($1, $2, $3, $4, $5)
-        """,
-        token_hash(token),
-        user_id,
-        workspace_id,
-        expires,
-        user_agent[:300],
-    )
+    # System work: the browser may still carry another person's session, and the
+    # request is bound to that session's workspace, not to this one.
+    with db.system():
+        await db.fetch(
+            """
+            INSERT INTO sessions (token_hash, user_id, workspace_id, expires_at, user_agent)
+            VALUES ($1, $2, $3, $4, $5)
+            """,
+            token_hash(token),
+            user_id,
+            workspace_id,
+            expires,
+            user_agent[:300],
+        )
     if workspace_id is not None:
         async with db.workspace_tx(workspace_id) as tx:
             await record(tx, "signed_in", actor_user_id=user_id)

@@ -1,8 +1,9 @@
 """Signing in and out: cookies, rotation, CSRF, throttling."""
 
+from app.accounts.credentials import token_hash
 from app.accounts.middleware import SESSION_COOKIE
 from app.core import db
-from tests.factories import PASSWORD, post_form, sign_in
+from tests.factories import PASSWORD, csrf_of, post_form, sign_in
 
 
 async def test_sign_in_sets_an_httponly_lax_session_cookie_and_redirects(client, people):
@@ -54,6 +55,27 @@ async def test_sign_in_rotates_the_session(client, new_client, people):
     response = await old_device.get("/activity", follow_redirects=False)
     assert response.status_code == 303
     assert response.headers["location"].startswith("/login")
+
+
+async def test_someone_else_signs_in_on_a_browser_signed_in_to_another_workspace(client, people):
+    """A shared computer, or a sign-in form left open in a tab: the new session is system
+    work, not bound to the workspace of the session the browser still had."""
+    first = await people.member("editor")
+    second = await people.member("editor")
+    await sign_in(client, first.email)
+    old = client.cookies[SESSION_COOKIE]
+    response = await client.post(
+        "/login",
+        data={"email": second.email, "password": PASSWORD, "_csrf_token": csrf_of(client)},
+        follow_redirects=False,
+    )
+    assert response.status_code == 303
+    me = await db.fetchrow(
+        "SELECT user_id, workspace_id FROM sessions WHERE token_hash <> $1", token_hash(old)
+    )
+    assert me is not None
+    assert (me["user_id"], me["workspace_id"]) == (second.user_id, second.workspace_id)
+    assert await db.fetchval("SELECT count(*) FROM sessions") == 1  # the old one ended
 
 
 async def test_sign_out_ends_the_session(client, new_client, people):
