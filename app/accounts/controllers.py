@@ -128,19 +128,20 @@ class SessionController(Controller):
         return Redirect("/login", status_code=303, cookies=[_session_cookie("", max_age=0)])
 
 
+async def _may_create_workspace(user_id: int) -> bool:
+    roles = [w.role for w in await queries.workspaces_of(user_id)]
+    return services.may_create_workspace(roles, viewers_allowed=active().viewers_create_workspaces)
+
+
 class WorkspaceController(Controller):
     guards = [signed_in]
 
     async def _welcome(self, request: Request, *, status_code: int = 200, **extra: Any) -> Template:
-        viewer = viewer_of(request)
-        roles = [w.role for w in await queries.workspaces_of(viewer.user_id)]
         context: dict[str, Any] = {
             "form": WorkspaceForm(),
             "error": None,
             "error_field": None,
-            "may_create": services.may_create_workspace(
-                roles, viewers_allowed=active().viewers_create_workspaces
-            ),
+            "may_create": await _may_create_workspace(viewer_of(request).user_id),
         }
         context.update(extra)
         return await page(request, "accounts/welcome.html", status_code=status_code, **context)
@@ -176,6 +177,24 @@ class WorkspaceController(Controller):
             await services.switch_workspace(viewer.session_id, viewer.user_id, workspace_id)
         return Redirect("/", status_code=303)
 
+    @post("/workspaces/{workspace_id:int}/leave")
+    async def leave(self, request: Request, workspace_id: FromPath[int]) -> Template | Redirect:
+        viewer = viewer_of(request)
+        try:
+            await services.remove_member(workspace_id, viewer.user_id, actor_user_id=viewer.user_id)
+        except AccountError as error:
+            context = await _profile_context(request, error=error.message)
+            return await page(
+                request,
+                "accounts/profile.html",
+                section="settings",
+                status_code=error.status,
+                **context,
+            )
+        # Left the workspace they work in: /welcome takes them to another one they have.
+        target = "/welcome" if workspace_id == viewer.workspace_id else "/settings"
+        return Redirect(target, status_code=303)
+
     @post("/workspaces/switch")
     async def switch(self, request: Request, data: Annotated[SwitchForm, Form]) -> Redirect:
         viewer = viewer_of(request)
@@ -184,9 +203,10 @@ class WorkspaceController(Controller):
         return Redirect(same_site_path(data.next), status_code=303)
 
 
-def _profile_context(request: Request, **overrides: Any) -> dict[str, Any]:
+async def _profile_context(request: Request, **overrides: Any) -> dict[str, Any]:
     viewer = viewer_of(request)
     context: dict[str, Any] = {
+        "may_create": await _may_create_workspace(viewer.user_id),
         "profile": ProfileForm(viewer.display_name, viewer.locale, viewer.time_zone),
         "languages": LANGUAGES,
         "time_zones": sorted(available_timezones()),
@@ -205,7 +225,7 @@ class SettingsController(Controller):
     @get("/")
     async def profile(self, request: Request) -> Template:
         return await page(
-            request, "accounts/profile.html", section="settings", **_profile_context(request)
+            request, "accounts/profile.html", section="settings", **await _profile_context(request)
         )
 
     @post("/profile")
@@ -218,7 +238,7 @@ class SettingsController(Controller):
                 viewer.user_id, data.display_name, data.locale, data.time_zone
             )
         except AccountError as error:
-            context = _profile_context(
+            context = await _profile_context(
                 request, profile=data, error=error.message, error_field=error.field
             )
             return await page(
@@ -234,7 +254,7 @@ class SettingsController(Controller):
         try:
             await services.change_password(viewer.user_id, data.current_password, data.new_password)
         except AccountError as error:
-            context = _profile_context(request, error=error.message, error_field=error.field)
+            context = await _profile_context(request, error=error.message, error_field=error.field)
             return await page(
                 request, "accounts/profile.html", section="settings", status_code=400, **context
             )

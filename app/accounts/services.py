@@ -254,6 +254,8 @@ async def remove_member(
         current = await _member_role(tx, user_id)
         _check_rank(actor_role, current)
         if current == Role.OWNER and await _owner_count(tx) <= 1:
+            if user_id == actor_user_id:  # leaving
+                raise AccountError(_("You are its only owner: make another member owner first."))
             raise AccountError(_("A workspace keeps at least one owner."))
         await tx.execute(
             "DELETE FROM memberships WHERE workspace_id = $1 AND user_id = $2",
@@ -266,7 +268,9 @@ async def remove_member(
             workspace_id,
         )
         name = await tx.fetchval("SELECT display_name FROM users WHERE id = $1", user_id)
-        await record(tx, "member_removed", actor_user_id=actor_user_id, subject=name or "")
+        await record(
+            tx, "member_removed", actor_user_id=actor_user_id, subject=name or "", user_id=user_id
+        )
         access_changed_after_commit(tx, user_id)  # their open pages are cut at once
     # Their sessions leave the workspace too. System work: row-level security lets
     # no workspace transaction write a row out of its workspace. Until this runs the

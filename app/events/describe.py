@@ -116,9 +116,12 @@ class Sentence:
     link: str  # "" when the subject has no page (or not one this viewer may see)
 
 
-def _joined(event: EventView) -> bool:
-    """A person who accepted an invitation added themselves: they joined."""
-    if event.kind != "member_added" or event.actor_user_id is None:
+# A member added or removed by themselves: they accepted an invitation, or left.
+SELF_VERBS: dict[str, str] = {"member_added": N_("joined"), "member_removed": N_("left")}
+
+
+def _by_themselves(event: EventView) -> bool:
+    if event.kind not in SELF_VERBS or event.actor_user_id is None:
         return False
     user_id = event.data.get("user_id")
     if user_id is not None:
@@ -201,8 +204,8 @@ def _subject(event: EventView) -> str:
 
 def sentence(event: EventView, *, can_manage_members: bool, viewer_user_id: int) -> Sentence:
     actor = event.actor or gettext("Newsdesk")
-    if _joined(event):
-        return Sentence(actor, gettext("joined"), "", "", "")
+    if _by_themselves(event):
+        return Sentence(actor, gettext(SELF_VERBS[event.kind]), "", "", "")
     return Sentence(
         actor=actor,
         verb=verb(event.kind),

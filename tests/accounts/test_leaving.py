@@ -1,0 +1,54 @@
+"""Settings → Profile lists a person's workspaces: leave one, or start another."""
+
+from app.accounts import queries, services
+from app.accounts.roles import Role
+from tests.factories import post_form, sign_in
+
+
+async def test_a_member_leaves_a_workspace_and_its_activity_says_so(client, people):
+    home = await people.member("editor")
+    other = await people.member("owner")
+    await services.add_member(other.workspace_id, home.user_id, Role.VIEWER, actor_user_id=None)
+    await sign_in(client, home.email)
+    settings = (await client.get("/settings")).text
+    assert f'action="/workspaces/{other.workspace_id}/leave"' in settings
+    assert 'href="/welcome"' in settings  # an editor somewhere may start another
+
+    left = await post_form(client, f"/workspaces/{other.workspace_id}/leave")
+    assert left.status_code == 303
+    assert left.headers["location"] == "/settings"  # still working in their own workspace
+    assert [w.id for w in await queries.workspaces_of(home.user_id)] == [home.workspace_id]
+
+    await sign_in(client, other.email)
+    activity = (await client.get("/activity?kind=people")).text
+    assert " left" in activity
+    assert "removed a member" not in activity
+
+
+async def test_leaving_the_workspace_one_works_in_moves_on_to_another(client, people):
+    home = await people.member("editor")
+    other = await people.member("owner")
+    await services.add_member(other.workspace_id, home.user_id, Role.VIEWER, actor_user_id=None)
+    await sign_in(client, home.email)
+    left = await post_form(client, f"/workspaces/{home.workspace_id}/leave")
+    assert left.headers["location"] == "/welcome"
+    assert (await client.get("/welcome", follow_redirects=False)).headers["location"] == "/"
+    assert (await client.get("/activity")).status_code == 200  # now in the other one
+
+
+async def test_the_last_owner_cannot_leave(client, people):
+    owner = await people.member("owner")
+    await sign_in(client, owner.email)
+    response = await post_form(client, f"/workspaces/{owner.workspace_id}/leave")
+    assert response.status_code == 400
+    assert "You are its only owner: make another member owner first." in response.text
+    assert [w.id for w in await queries.workspaces_of(owner.user_id)] == [owner.workspace_id]
+
+
+async def test_nobody_leaves_a_workspace_for_someone_else(client, people):
+    person = await people.member("editor")
+    stranger = await people.member("owner")
+    await sign_in(client, person.email)
+    response = await post_form(client, f"/workspaces/{stranger.workspace_id}/leave")
+    assert response.status_code == 404
+    assert len(await queries.members_of(stranger.workspace_id)) == 1
