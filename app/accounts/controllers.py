@@ -252,7 +252,12 @@ class SettingsController(Controller):
     ) -> Template | Redirect:
         viewer = viewer_of(request)
         try:
-            await services.change_password(viewer.user_id, data.current_password, data.new_password)
+            await services.change_password(
+                viewer.user_id,
+                data.current_password,
+                data.new_password,
+                keep_session_id=viewer.session_id,
+            )
         except AccountError as error:
             context = await _profile_context(request, error=error.message, error_field=error.field)
             return await page(

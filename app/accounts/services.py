@@ -104,12 +104,26 @@ async def update_profile(user_id: int, display_name: str, locale: str, time_zone
     )
 
 
-async def change_password(user_id: int, current: str, new: str) -> None:
+async def change_password(
+    user_id: int, current: str, new: str, *, keep_session_id: int | None = None
+) -> None:
+    """A new password ends every other session of the person: changing it is how people
+    shut out a browser they lost or forgot to sign out of. This browser stays signed in."""
     row = await db.fetchrow("SELECT password_hash FROM users WHERE id = $1", user_id)
     if row is None or not verify_password(row["password_hash"], current):
         raise AccountError(_("Your current password is not right."), field="current_password")
     check_new_password(new, "new_password")
-    await db.fetch("UPDATE users SET password_hash = $2 WHERE id = $1", user_id, hash_password(new))
+    with db.system():  # their sessions in every workspace
+        async with db.transaction() as tx:
+            await tx.execute(
+                "UPDATE users SET password_hash = $2 WHERE id = $1", user_id, hash_password(new)
+            )
+            await tx.execute(
+                "DELETE FROM sessions WHERE user_id = $1 AND id IS DISTINCT FROM $2",
+                user_id,
+                keep_session_id,
+            )
+    await access_changed(user_id)  # the other sessions' open pages are cut at once
 
 
 # Workspaces and members ------------------------------------------------------

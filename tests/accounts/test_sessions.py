@@ -1,7 +1,9 @@
 """Signing in and out: cookies, rotation, CSRF, throttling."""
 
+from app.accounts import services
 from app.accounts.credentials import token_hash
 from app.accounts.middleware import SESSION_COOKIE
+from app.accounts.roles import Role
 from app.core import db
 from tests.factories import PASSWORD, csrf_of, post_form, sign_in
 
@@ -76,6 +78,27 @@ async def test_someone_else_signs_in_on_a_browser_signed_in_to_another_workspace
     assert me is not None
     assert (me["user_id"], me["workspace_id"]) == (second.user_id, second.workspace_id)
     assert await db.fetchval("SELECT count(*) FROM sessions") == 1  # the old one ended
+
+
+async def test_changing_the_password_signs_out_every_other_browser(client, new_client, people):
+    person = await people.member("editor")
+    elsewhere = await people.member("viewer")  # signed in there on another device
+    await services.add_member(
+        elsewhere.workspace_id, person.user_id, Role.VIEWER, actor_user_id=None
+    )
+    lost = new_client()
+    await sign_in(lost, person.email)
+    await post_form(lost, "/workspaces/switch", {"workspace_id": str(elsewhere.workspace_id)})
+    await sign_in(client, person.email)
+    response = await post_form(
+        client,
+        "/settings/password",
+        {"current_password": PASSWORD, "new_password": "a much newer password"},
+    )
+    assert response.status_code == 303
+    assert (await client.get("/activity", follow_redirects=False)).status_code == 200
+    assert (await lost.get("/activity", follow_redirects=False)).status_code == 303
+    assert await db.fetchval("SELECT count(*) FROM sessions") == 1
 
 
 async def test_sign_out_ends_the_session(client, new_client, people):
