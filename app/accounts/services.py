@@ -28,7 +28,7 @@ from app.accounts.validation import (
 )
 from app.core import db
 from app.core.config import active
-from app.core.i18n import LANGUAGES, _, format_number, ngettext
+from app.core.i18n import LANGUAGES, _, active_language, format_number, ngettext
 from app.events.services import record
 from app.live.notices import access_changed, access_changed_after_commit
 
@@ -69,14 +69,19 @@ def _check_new_credentials(email: str, display_name: str, password: str) -> tupl
 
 
 async def create_user(email: str, display_name: str, password: str) -> int:
+    """A new person, who keeps the language they are being spoken to in (the sign-up page's,
+    which followed their browser; the command line's): with the table's "en" a German
+    browser's sign-up was in German and everything after it in English."""
     email, display_name = _check_new_credentials(email, display_name, password)
     try:
         return int(
             await db.fetchval(
-                "INSERT INTO users (email, display_name, password_hash) VALUES ($1, $2, $3) RETURNING id",
+                "INSERT INTO users (email, display_name, password_hash, locale)"
+                " VALUES ($1, $2, $3, $4) RETURNING id",
                 email,
                 display_name,
                 hash_password(password),
+                active_language(),
             )
         )
     except asyncpg.UniqueViolationError:

@@ -66,6 +66,24 @@ async def test_an_invitation_link_makes_a_new_person_a_member(client, new_client
     assert again.status_code == 404
 
 
+async def test_a_person_who_signs_up_in_german_keeps_german(client, new_client, people):
+    owner = await people.member("owner")
+    await sign_in(client, owner.email)
+    invited = await post_form(client, "/settings/members/invite", {"role": "viewer", "email": ""})
+    link = re.search(r'value="http://testserver\.local(/invite/[^"]+)"', invited.text).group(1)
+    guest = new_client()
+    guest.headers["Accept-Language"] = "de-DE,de;q=0.9,en;q=0.5"
+    assert 'lang="de"' in (await guest.get(link)).text  # the sign-up page follows the browser
+    await post_form(
+        guest,
+        f"{link}/signup",
+        {"email": "neu@example.org", "display_name": "Neu", "password": PASSWORD},
+    )
+    # Signed in, the profile's language decides: the one they signed up in, not English.
+    assert await db.fetchval("SELECT locale FROM users WHERE email = 'neu@example.org'") == "de"
+    assert 'lang="de"' in (await guest.get("/activity")).text
+
+
 async def test_sign_up_with_a_short_password_keeps_what_was_typed(client, new_client, people):
     owner = await people.member("owner")
     await sign_in(client, owner.email)
