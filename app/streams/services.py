@@ -788,6 +788,7 @@ async def _link_sources(tx: db.Tx, workspace_id: int, column_id: int, plans: lis
     """Point the column at exactly `plans`' sources (shared with any column that has them)."""
     before = await _source_ids(tx, workspace_id, [column_id])
     wanted: list[int] = []
+    polled: list[int] = []  # existing sources new to this column: their posts come along
     for plan in plans:
         row = await tx.fetchrow(
             """
@@ -809,6 +810,8 @@ async def _link_sources(tx: db.Tx, workspace_id: int, column_id: int, plans: lis
         wanted.append(int(row["id"]))
         if row["created"] and plan.state not in (SourceState.UNSUPPORTED,):
             enqueue_after_commit(tx, POLL_TASK, workspace_id, int(row["id"]), job_id=None)
+        elif row["id"] not in before:
+            polled.append(int(row["id"]))
     await tx.execute(
         "DELETE FROM stream_column_sources WHERE workspace_id = $1 AND column_id = $2"
         " AND NOT (source_id = ANY($3::bigint[]))",
@@ -819,7 +822,24 @@ async def _link_sources(tx: db.Tx, workspace_id: int, column_id: int, plans: lis
         " SELECT $1, $2, unnest($3::bigint[]) ON CONFLICT DO NOTHING",
         workspace_id, column_id, wanted,
     )  # fmt: skip
+    await _link_stored_items(tx, workspace_id, column_id, polled)
     await _refresh_sources(tx, workspace_id, set(before) | set(wanted))
+
+
+async def _link_stored_items(
+    tx: db.Tx, workspace_id: int, column_id: int, source_ids: list[int]
+) -> None:
+    """A column joining a source that has polled shows what it brought at once, instead of
+    "Fetching the first posts..." beside a source that is up to date until its next poll.
+    (An item is stored with the source that saw it first; the next poll brings the rest.)"""
+    if not source_ids:
+        return
+    await tx.execute(
+        "INSERT INTO feed_item_columns (workspace_id, column_id, item_id, created_at_remote,"
+        " dedup_key) SELECT $1, $2, id, created_at_remote, dedup_key FROM feed_items"
+        " WHERE workspace_id = $1 AND source_id = ANY($3::bigint[]) ON CONFLICT DO NOTHING",
+        workspace_id, column_id, source_ids,
+    )  # fmt: skip
 
 
 async def _source_ids(tx: db.Tx, workspace_id: int, column_ids: list[int]) -> list[int]:

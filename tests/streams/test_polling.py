@@ -178,6 +178,28 @@ async def test_two_columns_sharing_a_feed_cost_one_poll(people, site, site_egres
     assert await db.fetchval("SELECT count(*) FROM feed_items") == 2
 
 
+async def test_a_column_joining_a_polled_source_shows_its_stored_posts_at_once(
+    people, site, site_egress
+):
+    """It used to stay empty ("Fetching the first posts...") beside a source marked up to
+    date, until that source's next poll - minutes, or a YouTube search's quarter hour."""
+    ws, _owner = await people.workspace()
+    url = feed(site, "/shared.rss", rss(3))
+    first = await account_column(ws, url)
+    [source] = await sources_of(first)
+    assert await polling.poll_source(ws, source, jitter=0)
+    other = await account_column(ws, feed(site, "/other.rss", rss(1, title="Other")))
+
+    second = await account_column(ws, url)
+
+    assert await items_of(second) == await items_of(first) != []
+    # Editing a column onto the source brings them too.
+    await services.update_column(
+        ws, other, {"spec": {"accounts": [{"provider": "rss", "handle": url}]}}
+    )
+    assert await items_of(other) == await items_of(first)
+
+
 async def test_failures_back_off_doubling_then_error_and_are_still_retried(
     people, site, site_egress
 ):
