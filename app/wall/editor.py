@@ -179,6 +179,7 @@ def query_hints(query: str, budgets_off: frozenset[str] = frozenset()) -> list[H
     `budgets_off`: platforms whose budget cap is 0 here (X reads nothing until it is raised)."""
     hints = []
     for name, p in PLATFORMS.items():
+        # Nothing typed yet: a hashtag stands in, to say what each platform takes.
         adapted = adapt_query(
             name, query.strip() or "#news", ledger_enabled=name not in budgets_off
         )
@@ -190,7 +191,8 @@ def query_hints(query: str, budgets_off: frozenset[str] = frozenset()) -> list[H
         elif provider_for(name) is None or SourceKind.SEARCH not in services.provider_kinds(name):
             hints.append(Hint(name, p.label, False, _("not available on this server yet")))
         elif name in ("mastodon", "instagram"):
-            hints.append(Hint(name, p.label, True, _("#%(t)s only") % {"t": adapted}))
+            only = _("#%(t)s only") % {"t": adapted} if query.strip() else _("#hashtags only")
+            hints.append(Hint(name, p.label, True, only))
         elif p.ledger is not None and p.ledger.per_item:
             hints.append(Hint(name, p.label, True, _("billed per post read, within its budget")))
         elif p.ledger is not None:

@@ -66,6 +66,17 @@ def source_state_label(state: SourceState) -> str:
     return _(SOURCE_STATES.get(state, state.value))
 
 
+def _retrying(source: SourceView) -> bool:
+    """A source whose first polls failed: still `pending` (never worked) until the third."""
+    return source.state == SourceState.PENDING and bool(source.last_error)
+
+
+def source_label(source: SourceView) -> str:
+    """A source's state in the column's source list; one whose first poll failed is not
+    "Waiting for the first poll" beside the reason it failed."""
+    return _("Retrying") if _retrying(source) else source_state_label(source.state)
+
+
 def platforms_of(column: ColumnView) -> list[str]:
     """The platforms a column reads, in catalogue order (its header's icons)."""
     names = {s.provider for s in column.sources}
@@ -93,12 +104,12 @@ def status(column: ColumnView, time_zone: str) -> Status:
     failing = tuple(
         f"{_source_name(column, s.provider, s.label)}: {_why(s, time_zone)}"
         for s in column.sources
-        if s.state in (SourceState.ERROR, SourceState.DISABLED, SourceState.STALE)
+        if s.state in (SourceState.ERROR, SourceState.DISABLED, SourceState.STALE) or _retrying(s)
     )
     if state == AggregateState.READY:
         return Status("ok", _("Updated %(t)s") % {"t": hhmm} if hhmm else _("Up to date"))
     if state == AggregateState.PENDING:
-        return Status("pending", _("Fetching the first posts…"))
+        return Status("pending", _("Fetching the first posts…"), failing)
     if state == AggregateState.STALE:
         return Status("warn", _("Updated %(t)s") % {"t": hhmm} if hhmm else _("Behind"), failing)
     if state == AggregateState.ERROR:
@@ -218,6 +229,8 @@ def interval_label(ms: int) -> str:
         return ngettext("every %(num)s second", "every %(num)s seconds", seconds) % {
             "num": format_number(seconds)
         }
+    if minutes == 1:
+        return _("every minute")
     return ngettext("every %(num)s minute", "every %(num)s minutes", minutes) % {
         "num": format_number(minutes)
     }
@@ -252,7 +265,7 @@ TEMPLATE_HELPERS: dict[str, Any] = {
     "platform_label": platform_label,
     "platform_mark": platform_mark,
     "platforms_of": platforms_of,
-    "source_state_label": source_state_label,
+    "source_label": source_label,
     "mended_at": mended_at,
     "interval_label": interval_label,
     "metrics_of": metrics_of,

@@ -136,7 +136,7 @@ async def test_a_reason_made_while_a_german_saves_a_column_is_stored_in_english(
     )  # fmt: skip
     assert made.status_code == 201, made.text
     [instagram] = made.json()["unsupported_platforms"]
-    assert instagram["reason"] == "Instagram-Spalten nehmen nur einen einzelnen #Hashtag."
+    assert instagram["reason"] == "Instagram-Spalten folgen nur einem einzelnen #Hashtag."
     stored = await db.fetchval("SELECT spec FROM stream_columns WHERE id = $1", made.json()["id"])
     assert "Instagram columns take a single #hashtag only." in stored  # English in the row
     english = await client.get("/api/v1/feeds/columns", headers=bearer)

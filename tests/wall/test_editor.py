@@ -3,9 +3,10 @@ live per-platform hints and account rows, the effective interval."""
 
 from __future__ import annotations
 
-from app.core import db
+from app.core import db, i18n
 from app.streams import services as streams_services
 from app.wall.editor import account_entry
+from app.wall.labels import interval_label
 from tests.factories import post_form, sign_in
 from tests.wall.helpers import keyword_column
 
@@ -97,6 +98,13 @@ async def test_query_hints_say_what_each_platform_can_do(client, people, statuse
     tag = (await client.get("/wall/editor/hints?query=%23climate", headers=DS)).text
     assert "Mastodon ✓" in tag
     assert "#climate only" in tag
+    # Before anything is typed: what each platform takes, not a made-up "#news only".
+    blank = (await client.get("/wall/editor/hints?query=", headers=DS)).text
+    assert "Mastodon ✓" in blank
+    assert "#hashtags only" in blank
+    assert "#news" not in blank
+    drawer = (await client.get("/wall/columns/new?type=keyword", headers=DS)).text
+    assert "#hashtags only" in drawer
 
 
 async def test_x_with_its_budget_off_says_so_and_links_where_it_is_raised(client, people, statuses):
@@ -170,3 +178,12 @@ async def test_an_x_account_without_the_workspace_key_is_unknown_not_an_error(
     await streams_services.set_ledger_cap(person.workspace_id, "x", 5000)  # X is off at 0
     hints = (await client.get("/wall/editor/hints?query=climate%20change", headers=DS)).text
     assert "billed per post read" in hints
+
+
+def test_a_one_minute_interval_reads_every_minute():
+    """It read "every 1 minute" ("alle 1 Minute") in every busy column's header."""
+    assert interval_label(60_000) == "every minute"
+    assert interval_label(180_000) == "every 3 minutes"
+    with i18n.speaking("de"):
+        assert interval_label(60_000) == "jede Minute"
+        assert interval_label(180_000) == "alle 3 Minuten"

@@ -151,6 +151,27 @@ async def test_states_are_worded_as_the_seed_asks(client, people, statuses):
     assert "asked us to slow down" in (await client.get("/wall")).text
 
 
+async def test_a_failed_first_poll_says_retrying_and_why_not_waiting(client, people, statuses):
+    """A source whose first poll failed stays `pending` until its third failure; the wall said
+    "Waiting for the first poll" beside the red reason, and the header only "Fetching"."""
+    person = await _signed_in(client, people)
+    column = await keyword_column(person.workspace_id)
+    await db.fetch(
+        "UPDATE stream_sources SET last_error = 'social.example answered 502',"
+        " consecutive_failures = 1"
+        " WHERE id IN (SELECT source_id FROM stream_column_sources WHERE column_id = $1)",
+        column,
+    )
+    page = (await client.get("/wall")).text
+    head = page[page.index(f'id="col-{column}-head"') : page.index(f'id="col-{column}-items"')]
+    assert "Fetching the first posts…" in head
+    assert re.search(
+        r'class="status-line"><span data-ignore>[^<]*social\.example answered 502', head
+    )
+    assert '<span class="source-state">Retrying</span>' in head
+    assert "Waiting for the first poll" not in head
+
+
 async def test_save_to_library_is_a_one_url_import_job_shown_on_the_item(client, people):
     person = await _signed_in(client, people)
     ws = person.workspace_id
