@@ -251,6 +251,9 @@ async def test_phone_one_column_per_screen_with_swipe_and_chips(
     ws = person.workspace_id
     one = await keyword_column(ws, "One")
     two = await keyword_column(ws, "Two", "#two")
+    for n in (3, 4, 5):
+        await keyword_column(ws, f"Column {n}", f"#c{n}")
+    long = await keyword_column(ws, "Überwachungskameraüberprüfungsverordnungsänderung", "#ü")
     # A long handle on one line must not widen the column past the screen (it hid the menu).
     await add_item(ws, one, 1, author="newsroom.climate.desk@mastodon.social")
     await add_item(ws, two, 2)
@@ -262,7 +265,7 @@ async def test_phone_one_column_per_screen_with_swipe_and_chips(
     await expect(page.locator(f"#col-{one} .column-menu summary")).to_be_in_viewport(ratio=1)
     await expect(page.locator(f"#col-{two}")).not_to_be_in_viewport()
     chips = page.locator(".wall-chips .chip")
-    await expect(chips).to_have_count(2)
+    await expect(chips).to_have_count(6)
     # Swipe: the track scrolls one screen sideways and snaps to the next column.
     await page.locator("#wall-track").evaluate("el => el.scrollBy({left: el.clientWidth})")
     await expect(page.locator(f"#col-{two}")).to_be_in_viewport()
@@ -272,6 +275,17 @@ async def test_phone_one_column_per_screen_with_swipe_and_chips(
     target = await page.locator(f"#col-{one} .column-menu summary").bounding_box()
     assert target is not None
     assert target["height"] >= 44
+    # The chip bar follows the swipe: the last column's chip was marked out of sight, and a
+    # long title's chip filled the whole bar.
+    await page.locator("#wall-track").evaluate("el => el.scrollTo({left: el.scrollWidth})")
+    await expect(page.locator(f"#col-{long}")).to_be_in_viewport()
+    await expect(chips.last).to_have_attribute("aria-current", "")
+    await expect(chips.last).to_be_in_viewport(ratio=0.95)
+    chip = await chips.last.bounding_box()
+    assert chip is not None
+    assert chip["width"] < 0.8 * 390
+    await chips.first.click()
+    await expect(page.locator(f"#col-{one}")).to_be_in_viewport()
     # The editor is a bottom sheet.
     await page.click("#add-column")
     await expect(page.locator("#editor")).to_be_visible()
@@ -279,5 +293,19 @@ async def test_phone_one_column_per_screen_with_swipe_and_chips(
     assert sheet is not None
     assert sheet["y"] + sheet["height"] >= 843
     assert sheet["x"] == 0
+    # A column added goes at the end, a swipe past the last screen: the phone goes to it.
+    editor = page.locator("#editor")
+    await editor.locator("input[name=title]").fill("Added")
+    await editor.locator("input[name=query]").fill("#added")
+    for box in await editor.locator("input[name=platforms]").all():
+        await box.uncheck()
+    await editor.locator("input[name=platforms][value=mastodon]").check()
+    await editor.locator("input[name=instances]").fill("social.example")
+    await editor.locator("button[type=submit]").click()
+    await expect(editor).to_be_hidden()
+    added = page.locator(".wall .column", has_text="Added")
+    await expect(added).to_be_in_viewport()
+    await expect(chips.last).to_have_text("Added")
+    await expect(chips.last).to_have_attribute("aria-current", "")
     await ctx.close()
     assert watch.csp_violations() == []

@@ -116,7 +116,7 @@ async def test_every_column_type_made_in_the_editor_fills_from_the_demo_platform
     await page.wait_for_url("**/wall/search?q=climate")
     await expect(page.locator(".search-results > .item").first).to_be_visible()
     await page.get_by_role("button", name="Save as a column").click()
-    await page.wait_for_url("**/wall")
+    await page.wait_for_url("**/wall#col-*")  # taken to it
     saved = page.locator(".wall .column", has=_title(page, "climate"))
     await expect(saved).to_have_count(1)
     await _posts_arrive(page, str(await saved.get_attribute("data-column")))

@@ -30,9 +30,9 @@ from app.streams.types import ColumnType, NotFound, SpecInvalid, StreamsError
 from app.wall import editor, queries, services, widths
 from app.wall.labels import TEMPLATE_HELPERS
 from app.wall.live import (
-    CLOSED_EDITOR,
     WALL,
     WallView,
+    closed_editor,
     list_id,
     load_wall,
     render_item,
@@ -247,14 +247,14 @@ class WallController(Controller):
         viewer, workspace_id = member_of(request)
         typed = editor.Typed.of(await _form(request))
         try:
-            await columns.create_column(
+            column_id = await columns.create_column(
                 workspace_id, editor.column_data(typed), actor_user_id=viewer.user_id
             )
         except SpecInvalid as error:
             return await self._editor(
                 request, typed, errors=editor.field_errors(error.errors), status=422
             )
-        return _closed(request)
+        return _closed(request, column_id)
 
     @post("/columns/{column_id:int}", guards=MANAGE)
     async def update(self, request: Request, column_id: FromPath[int]) -> Response[Any]:
@@ -320,17 +320,20 @@ class WallController(Controller):
             "spec": {"query": q, "platforms": list(editor.SEARCH_PLATFORMS)},
         }
         try:
-            await columns.create_column(workspace_id, data, actor_user_id=viewer.user_id)
+            column_id = await columns.create_column(
+                workspace_id, data, actor_user_id=viewer.user_id
+            )
         except SpecInvalid as error:
             return _back(request, next(iter(error.errors.values())), 422)
-        return Redirect("/wall", status_code=303)
+        return Redirect(f"/wall#col-{column_id}", status_code=303)
 
 
-def _closed(request: Request) -> Response[Any]:
-    """A saved editor: it closes; the live stream brings the column."""
+def _closed(request: Request, created: int | None = None) -> Response[Any]:
+    """A saved editor: it closes; the live stream brings the column. A new column is named, so
+    the page takes its maker to it (static/js/wall.js): it is added at the end, off screen."""
     if is_datastar(request):
-        return DatastarResponse(SSE.patch_elements(CLOSED_EDITOR))
-    return Redirect("/wall", status_code=303)
+        return DatastarResponse(SSE.patch_elements(closed_editor(created)))
+    return Redirect(f"/wall#col-{created}" if created else "/wall", status_code=303)
 
 
 PAGE_HANDLERS = [WallController, PlatformsSettings]

@@ -32,7 +32,15 @@ from app.web.templating import render_block
 WALL = "wall/index.html"
 COLUMN_PREFIX = "streams.column:"
 ALL_COLUMNS = COLUMN_PREFIX + "*"  # app.live.hub: every column's topic
-CLOSED_EDITOR = '<aside id="editor" class="editor" hidden></aside>'
+
+
+def closed_editor(created: int | None = None) -> str:
+    """The drawer closed; after adding a column it names it, for the page to go to."""
+    named = f' data-created="{int(created)}"' if created else ""
+    return f'<aside id="editor" class="editor" hidden{named}></aside>'
+
+
+CLOSED_EDITOR = closed_editor()
 
 
 def render_item(context: dict[str, Any], c: WallColumn | None, item: ItemView) -> str:

@@ -204,8 +204,18 @@ function onDragEnd() {
 
 function markChip(column) {
   for (const chip of document.querySelectorAll(".wall-chips .chip")) {
-    chip.toggleAttribute("aria-current", chip.dataset.chip === column?.dataset.column);
+    const here = chip.dataset.chip === column?.dataset.column;
+    chip.toggleAttribute("aria-current", here);
+    if (here) showChip(chip);
   }
+}
+
+// The chip bar scrolls too: the sixth column's chip was marked out of sight.
+function showChip(chip) {
+  const bar = chip.parentElement.getBoundingClientRect();
+  const box = chip.getBoundingClientRect();
+  if (box.left < bar.left) chip.parentElement.scrollBy({ left: box.left - bar.left - 16 });
+  else if (box.right > bar.right) chip.parentElement.scrollBy({ left: box.right - bar.right + 16 });
 }
 
 function onTrackScroll() {
@@ -253,6 +263,25 @@ function markWidth(event) {
   }
 }
 
+// A column just made ---------------------------------------------------------------------------
+
+// The person who adds a column is taken to it (on a phone it is a swipe past the last screen):
+// the saved editor names it (`data-created`), a plain form's redirect as `/wall#col-<id>`. The
+// column itself arrives with the live stream, before or after that.
+let created = location.hash.match(/^#col-(\d+)$/)?.[1] || null;
+
+function showCreated() {
+  const editor = document.querySelector("#editor[data-created]");
+  if (editor) {
+    created = editor.dataset.created;
+    editor.removeAttribute("data-created");
+  }
+  const column = created && document.getElementById(`col-${created}`);
+  if (!column) return;
+  created = null;
+  focusColumn(columns().indexOf(column));
+}
+
 // Wiring ------------------------------------------------------------------------------------
 
 function attach() {
@@ -262,6 +291,7 @@ function attach() {
     if (list) watchList(list);
   }
   relativeTimes();
+  showCreated();
 }
 
 document.addEventListener("keydown", onKey);
@@ -290,6 +320,7 @@ new MutationObserver((records) => {
   const fresh = records.some((r) => [...r.addedNodes].some((n) => n.nodeType === 1 && (n.matches(".wall, .column, .items") || n.querySelector?.(".column"))));
   if (fresh) attach();
   else if (records.some((r) => r.addedNodes.length && r.target.closest?.(".wall"))) relativeTimes();
+  if (created || document.querySelector("#editor[data-created]")) showCreated();
 }).observe(document.getElementById("main") || document.body, { childList: true, subtree: true });
 setInterval(relativeTimes, 30_000);
 attach();

@@ -7,7 +7,7 @@ from app.core import db, i18n
 from app.streams import services as streams_services
 from app.wall.editor import account_entry
 from app.wall.labels import interval_label
-from tests.factories import post_form, sign_in
+from tests.factories import csrf_of, post_form, sign_in
 from tests.wall.helpers import keyword_column
 
 DS = {"datastar-request": "true"}
@@ -49,11 +49,24 @@ async def test_creating_a_keyword_column_from_the_form(client, people, statuses)
     )
     assert response.status_code == 303
     row = await db.fetchrow(
-        "SELECT type, title, spec FROM stream_columns WHERE workspace_id = $1", person.workspace_id
+        "SELECT id, type, title, spec FROM stream_columns WHERE workspace_id = $1",
+        person.workspace_id,
     )
     assert row["title"] == "Acampada"
     assert "acampada26" in row["spec"]
+    # Back on the wall at the new column: it is added at the end, off screen on a phone.
+    assert response.headers["location"] == f"/wall#col-{row['id']}"
     assert "Acampada" in (await client.get("/wall")).text
+    # With JavaScript the closed drawer names it, and the page goes there (wall.js).
+    form = {"type": "keyword", "title": "Más", "query": "#mas", "platforms": "mastodon",
+            "instances": "social.example"}  # fmt: skip
+    closed = await client.post(
+        "/wall/columns", data={**form, "_csrf_token": csrf_of(client)}, headers=DS
+    )
+    made = await db.fetchval(
+        "SELECT max(id) FROM stream_columns WHERE workspace_id = $1", person.workspace_id
+    )
+    assert f'<aside id="editor" class="editor" hidden data-created="{made}"></aside>' in closed.text
 
 
 async def test_invalid_input_keeps_what_was_typed_with_the_message_beside_the_field(

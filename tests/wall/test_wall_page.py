@@ -331,6 +331,8 @@ async def test_search_over_stored_posts_and_save_it_as_a_column(client, people, 
         ws,
     )
     assert (row["title"], row["q"]) == ("levee", "levee")
+    made = await db.fetchval("SELECT max(id) FROM stream_columns WHERE workspace_id = $1", ws)
+    assert saved.headers["location"] == f"/wall#col-{made}"  # taken to it
     assert (await post_form(client, "/wall/search/save", {"q": ""})).status_code == 422
 
 
