@@ -8,7 +8,7 @@ refused with a message, never cut silently.
 
 from __future__ import annotations
 
-from email_validator import EmailNotValidError, validate_email
+from email_validator import SPECIAL_USE_DOMAIN_NAMES, EmailNotValidError, validate_email
 
 from app.accounts.types import AccountError
 from app.core.i18n import _, format_number
@@ -32,11 +32,30 @@ def checked_email(value: str, *, field: str = "email") -> str:
         )
     try:
         return validate_email(value, check_deliverability=False).normalized
-    except EmailNotValidError as error:
+    except EmailNotValidError:
         raise AccountError(
-            _("This is not a usable email address: %(reason)s") % {"reason": str(error)},
+            _("This is not a usable email address: %(reason)s") % {"reason": _reason(value)},
             field=field,
         ) from None
+
+
+def _reason(value: str) -> str:
+    """Why an address was refused, in the reader's language: email-validator says it in
+    English only, which read "Das ist keine ...: An email address must have an @-sign."."""
+    local, at, domain = value.rpartition("@")
+    if not at:
+        return _("it needs an @, like name@example.org.")
+    if not local:
+        return _("a name goes before the @, like name@example.org.")
+    if not domain:
+        return _("a domain goes after the @, like name@example.org.")
+    if domain.lower().rstrip(".").rsplit(".", 1)[-1] in SPECIAL_USE_DOMAIN_NAMES:
+        return _("%(domain)s is a name for tests and local networks; no mail reaches it.") % {
+            "domain": domain
+        }
+    if "." not in domain:
+        return _("the domain after the @ needs a period, like example.org.")
+    return _("check it for spaces, a second @ or characters such as , ; _ that addresses lack.")
 
 
 def checked_name(value: str, *, field: str, limit: int, missing: str) -> str:

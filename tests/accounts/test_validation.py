@@ -9,7 +9,8 @@ import pytest
 from app.accounts import services
 from app.accounts.roles import Role
 from app.accounts.types import AccountError
-from app.core import config, db
+from app.accounts.validation import checked_email
+from app.core import config, db, i18n
 from tests.factories import PASSWORD, post_form, sign_in
 from tests.fixtures import make_test_settings
 
@@ -40,6 +41,25 @@ async def test_create_user_refuses_unusable_addresses(services, email):
     with pytest.raises(AccountError) as refused:
         await services_create(email)
     assert refused.value.field == "email"
+
+
+@pytest.mark.parametrize(
+    ("email", "german"),
+    [
+        ("not-an-email", "ein @"),
+        ("@example.org", "vor das @"),
+        ("ana@", "hinter das @"),
+        ("ana@localhost", "localhost"),
+        ("ana@example", "Punkt"),
+        ("an a@example.org", "Leerzeichen"),
+    ],
+)
+def test_an_unusable_address_is_explained_in_the_readers_language(email, german):
+    with i18n.speaking("de"), pytest.raises(AccountError) as refused:
+        checked_email(email)
+    assert refused.value.message.startswith("Diese E-Mail-Adresse ist nicht verwendbar: ")
+    assert german in refused.value.message
+    assert "sign" not in refused.value.message  # email-validator's English ("@-sign")
 
 
 async def test_addresses_are_capped_at_254_characters_and_normalised(services):
