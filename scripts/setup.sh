@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
 # Installs what is missing, and nothing twice:
-#   Debian packages (PostgreSQL server, Redis; Chromium with --browser),
+#   Debian packages (PostgreSQL server, Redis; Chromium with --browser; neither server
+#   with --worker, for a machine whose workers or web servers use them elsewhere),
 #   the virtualenv in .venv with the project, and the vendored browser files.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"; cd "$ROOT"
-WITH_BROWSER=0; [ "${1:-}" = "--browser" ] && WITH_BROWSER=1
+WITH_BROWSER=0; WORKER=0
+for arg in "$@"; do
+  case "$arg" in --browser) WITH_BROWSER=1 ;; --worker) WORKER=1 ;; esac
+done
 
 missing=()
-ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || missing+=(postgresql)
-command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+if [ "$WORKER" = 0 ]; then
+  ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || missing+=(postgresql)
+  command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+fi
 [ "$WITH_BROWSER" = 1 ] && ! command -v chromium >/dev/null 2>&1 && missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
