@@ -14,6 +14,7 @@ document frequencies up in between. The same input gives the same result.
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass
 
@@ -54,14 +55,33 @@ dann doch etwa gibt ganz schon sehr viele vielen wenn weil diese dieser dieses d
 kein keine keinen man mal nun gegen unter seit soll sollen
 dit dont mais avait selon plus très aussi entre après avant
 dijo según años año también está anni anno secondo
+until again near since through during without within across among against around upon onto
+toward towards between because although though whether yet already almost always never often
+another ever perhaps rather quite back away
+bis alle allem allen aller alles hier dort nach vor wieder zwischen ohne durch während sondern
+jedoch zwar obwohl seine seiner ihre ihrem ihren ihrer unsere uns euch
+dessus dessous depuis pendant sans sous vers chez leurs ainsi alors encore déjà toujours jamais
+cela ceci celui celle ceux elles
+desde hasta antes después durante hacia contra ellos ellas nuestro nuestra otros otras otro otra
+cada mismo aún todavía siempre nunca aquí allí
+agli sugli sui sulla sulle sullo negli nei nelle nello dagli dai dalla dalle dallo alle allo ai
+loro altri altre altro altra ogni fanno anche ancora già sempre molto dopo prima durante senza
+sotto sopra verso presso così quando mentre però quindi
+até depois sem eles elas nosso nossa outros outras ainda sempre nunca aqui
+tot sinds tijdens zonder onder boven tussen alle hier daar weer
+على حتى في من إلى عن مع هذا هذه التي الذي كان قد
+вже ще це як що та для після перед також уже еще это как что после также
 """
 COMMON_WORDS: frozenset[str] = frozenset(_COMMON.split())
 STOP = lang.ALL_STOP_WORDS | COMMON_WORDS
+# Scripts written without spaces (Chinese, Japanese, Thai): a run of their letters is a phrase
+# or a sentence, not a word, and no keyword.
+_UNSPACED = re.compile("[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
 
 
 def _is_term(word: str) -> bool:
     lowered = word.lower()
-    return len(lowered) >= MIN_TERM_LENGTH and lowered not in STOP
+    return len(lowered) >= MIN_TERM_LENGTH and lowered not in STOP and not _UNSPACED.search(word)
 
 
 def _spelling(forms: Counter[str]) -> str:

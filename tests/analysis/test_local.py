@@ -178,6 +178,32 @@ def test_german_article_keeps_the_written_form_of_its_keywords() -> None:
     assert all(s in GERMAN.replace("\n", " ") for s in text.sentences(result.summary))
 
 
+FUNCTION_WORDS = {"until", "again", "near", "bis", "alle", "hier", "agli", "sugli", "altri", "loro"}
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "The council closed the bridge until the spring. Cars must wait until the repairs end. "
+        "Buses run until midnight near the bridge. Again the bridge closed, again drivers waited.",
+        "Die Brücke bleibt bis Freitag gesperrt. Alle Busse fahren bis Mitternacht. Hier warten "
+        "alle Pendler bis zum Abend, hier staut sich alles.",
+        "Il consiglio ha chiesto agli abitanti di contare gli uccelli sugli alberi. Altri "
+        "volontari contano gli uccelli sugli alberi. Loro contano ogni anno, altri agli incroci.",
+    ],
+)
+def test_function_words_are_no_keywords(body: str) -> None:
+    result = _analyse(body, "", DocumentFrequencies(total=1))
+
+    assert result.keywords
+    assert not FUNCTION_WORDS & {k.lower() for k in result.keywords}
+
+
+def test_unspaced_scripts_give_no_sentences_for_keywords() -> None:
+    body = "仙台で猛暑日が続いています。市は図書館や公民館など十か所に涼める場所を開設しました。"
+    assert _analyse(body, "仙台で猛暑日", DocumentFrequencies(total=1)).keywords == ()
+
+
 def test_keywords_are_weighted_against_the_workspace() -> None:
     article = AnalysisInput(1, 1, title="", text=ENGLISH)
     terms = local.count_terms(article)
