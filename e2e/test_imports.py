@@ -106,6 +106,11 @@ async def test_quick_add_with_several_lines_offers_the_import(page: Page, people
     await page.click("#quick-add button[type=submit]")
     offer = page.locator("#save-status .save-offer")
     await expect(offer).to_contain_text("4 URLs found")
+    # A link styled as the primary button (a.button), not a bare link running on after the text.
+    save = await page.locator("#quick-add button.primary").evaluate(
+        "e => getComputedStyle(e).backgroundColor"
+    )
+    await expect(offer.locator("a.button.primary")).to_have_css("background-color", save)
     await offer.locator("a").click()
     await page.wait_for_url("**/articles/import?urls=*")
     await expect(page.locator("#import-urls")).to_have_value(lines)
