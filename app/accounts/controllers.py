@@ -376,6 +376,7 @@ class TokensController(Controller):
         viewer, workspace_id = member_of(request)
         context: dict[str, Any] = {
             "tokens": await queries.api_tokens_of(workspace_id, viewer.user_id),
+            "mcp_url": f"{active().base_url}/mcp",
             "form": TokenForm(),
             "new_token": None,
             "error": None,

@@ -11,6 +11,7 @@ never HTML: an assistant gets an article's text and its analysis.
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 from urllib.parse import urlsplit
@@ -132,9 +133,13 @@ async def get_article(id: int, ctx: Context[Any]) -> dict[str, Any]:
     }
 
 
+_base = urlsplit("http://127.0.0.1")  # this installation's address (BASE_URL), from configure
+
+
 def configure(settings: Settings) -> None:
     """Build the transport; only this installation's own address may be the Host."""
-    base = urlsplit(settings.base_url)
+    global _base
+    base = _base = urlsplit(settings.base_url)
     server.streamable_http_app(
         stateless_http=True,
         json_response=True,
@@ -153,15 +158,15 @@ async def running(_app: object = None) -> AsyncIterator[None]:
         yield
 
 
-async def _unauthorised(send: Send) -> None:
-    body = b'{"detail":"Send an API token: Authorization: Bearer <token>."}'
+async def _refuse(send: Send, status: int, detail: str, *headers: tuple[bytes, bytes]) -> None:
+    body = json.dumps({"status_code": status, "detail": detail}).encode()
     start: HTTPResponseStartEvent = {
         "type": "http.response.start",
-        "status": 401,
+        "status": status,
         "headers": [
             (b"content-type", b"application/json"),
-            (b"www-authenticate", b'Bearer realm="newsdesk"'),
             (b"content-length", str(len(body)).encode()),
+            *headers,
         ],
     }
     await send(start)
@@ -169,10 +174,28 @@ async def _unauthorised(send: Send) -> None:
     await send(end)
 
 
+def _host(scope: Scope) -> str:
+    return next((v.decode("latin-1") for k, v in scope["headers"] if k == b"host"), "")
+
+
 @asgi("/mcp", is_mount=True, copy_scope=False)
 async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
     viewer = scope.get("user")
     if not isinstance(viewer, Viewer):
-        await _unauthorised(send)
+        await _refuse(
+            send,
+            401,
+            _("Send an API token: Authorization: Bearer <token>."),
+            (b"www-authenticate", b'Bearer realm="newsdesk"'),
+        )
+        return
+    if _host(scope) != _base.netloc:
+        # The transport refuses another Host too (DNS rebinding), but only with
+        # "Invalid Host header": say which address works and which setting names it.
+        detail = _(
+            "MCP answers at %(url)s only (BASE_URL); this request was for %(host)s. "
+            "Use that address, or set BASE_URL to the one your clients use."
+        ) % {"url": f"{_base.scheme}://{_base.netloc}/mcp", "host": _host(scope) or "?"}
+        await _refuse(send, 421, detail)
         return
     await server.session_manager.handle_request(scope, receive, send)  # type: ignore[arg-type]

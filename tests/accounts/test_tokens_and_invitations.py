@@ -2,7 +2,7 @@
 
 import re
 
-from app.core import db
+from app.core import config, db
 from tests.factories import PASSWORD, post_form, sign_in
 
 
@@ -21,6 +21,8 @@ async def test_a_new_token_is_shown_once_and_works_as_bearer(client, people):
     me = await client.get("/api/v1/me", headers={"Authorization": f"Bearer {token}"})
     assert me.status_code == 200
     assert me.json()["user"]["email"] == person.email
+    # Where an assistant plugs the token in (README: Connecting an AI assistant).
+    assert f"{config.active().base_url}/mcp" in listing.text
 
 
 async def test_a_revoked_token_stops_working(client, people):

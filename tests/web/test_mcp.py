@@ -176,6 +176,24 @@ async def test_no_token_no_entry(server_url):
     assert response.headers["www-authenticate"].startswith("Bearer")
 
 
+async def test_another_host_is_told_which_address_and_setting_work(server_url, editor_token):
+    """A client set up with another name for the server (or a proxy before a server whose
+    BASE_URL was left at its default) learns what to change, not "Invalid Host header"."""
+    token, _workspace = editor_token
+    other = server_url.replace("127.0.0.1", "localhost")
+    async with httpx.AsyncClient() as http:
+        response = await http.post(
+            other,
+            json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            headers={"Authorization": f"Bearer {token}", "Accept": "application/json"},
+        )
+    assert response.status_code == 421
+    detail = response.json()["detail"]
+    assert server_url in detail
+    assert "BASE_URL" in detail
+    assert "localhost:" in detail
+
+
 async def test_more_than_fifty_urls_are_refused(server_url, editor_token):
     token, _workspace = editor_token
     async with connect(server_url, token) as client:
