@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +21,14 @@ from urllib.parse import urlsplit, urlunsplit
 from app.core.config import Settings
 from app.core.i18n import _
 from app.demo.content import DemoWorld
-from app.demo.world import PORT_BASE, DemoLogin, RunningWorld, seed, start_world_thread
+from app.demo.world import (
+    PORT_BASE,
+    SERVICES,
+    DemoLogin,
+    RunningWorld,
+    seed,
+    start_world_thread,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -119,8 +127,42 @@ def banner(settings: Settings, login: DemoLogin, running: RunningWorld) -> str:
     return "\n".join(lines)
 
 
+def _port_taken(host: str, port: int) -> bool:
+    with socket.socket() as probe:
+        # As uvicorn binds: a port a stopped server left in TIME_WAIT is free.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return True
+    return False
+
+
+def check_demo_ports(settings: Settings, port_base: int) -> None:
+    """Refuse, saying what to do, when `make run` or another demo holds a port: else the
+    banner would send people to the other server, where the demo's login does not work."""
+    if _port_taken(settings.host, settings.port):
+        raise DemoRefused(
+            _(
+                "port %(port)s is taken - is `make run` or another demo running? Stop it, or"
+                " give the demo another port: PORT=%(other)s make demo"
+            )
+            % {"port": settings.port, "other": settings.port + 1}
+        )
+    last = port_base + max(service.offset for service in SERVICES)
+    if any(_port_taken("127.0.0.1", port) for port in range(port_base, last + 1)):
+        raise DemoRefused(
+            _(
+                "the demo servers' ports %(first)s to %(last)s are taken - is another demo"
+                " running? Stop it, or use others: scripts/demo.sh --port-base %(other)s"
+            )
+            % {"first": port_base, "last": last, "other": last + 1}
+        )
+
+
 def run_demo(settings: Settings, *, port_base: int = PORT_BASE, seed_value: int = 7) -> None:
     check_demo_database(settings)
+    check_demo_ports(settings, port_base)
     running, thread = start_world_thread(DemoWorld(seed=seed_value), port_base=port_base)
     try:
         diverted = settings.model_copy(update={"egress_divert": running.divert})

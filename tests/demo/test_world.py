@@ -7,6 +7,7 @@ worker's cron path - fills the columns.
 
 from __future__ import annotations
 
+import socket
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
@@ -15,9 +16,9 @@ import pytest
 from app.accounts import services as accounts
 from app.core import db
 from app.demo.content import ARTICLE_ORIGIN, DemoWorld
-from app.demo.runner import DemoRefused, banner, check_demo_database
+from app.demo.runner import DemoRefused, banner, check_demo_database, check_demo_ports
 from app.demo.sites import WIRE_SECONDS
-from app.demo.world import COLUMNS, DemoLogin, RunningWorld, seed, serve_world
+from app.demo.world import COLUMNS, PORT_BASE, DemoLogin, RunningWorld, seed, serve_world
 from app.egress import egress, use_egress
 from app.streams import polling
 from app.streams.providers import provider_for
@@ -143,6 +144,21 @@ def test_the_demo_refuses_a_database_it_would_empty() -> None:
         database_url="postgresql://newsdesk_app@127.0.0.1:5432/newsdesk_demo"
     )
     check_demo_database(demo_db)
+
+
+def test_the_demo_refuses_ports_another_server_holds_and_says_which_to_use() -> None:
+    """`make run` on 8000, or a demo already running: the banner would point at it."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        taken = held.getsockname()[1]
+        with socket.socket() as spare:
+            spare.bind(("127.0.0.1", 0))
+            free = spare.getsockname()[1]
+        with pytest.raises(DemoRefused, match=f"port {taken} is taken.*PORT={taken + 1} make demo"):
+            check_demo_ports(make_test_settings(port=taken), PORT_BASE)
+        with pytest.raises(DemoRefused, match=f"ports {taken} to .*--port-base"):
+            check_demo_ports(make_test_settings(port=free), taken)
 
 
 async def test_every_picture_a_column_shows_is_served_by_the_demo(demo: RunningWorld) -> None:
