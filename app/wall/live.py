@@ -172,8 +172,9 @@ class WallView(LiveView):
             parts[head_id(c.column.id)] = _head_fingerprint(c)
         # A column's empty state is its header's: only "Load older" appearing or going
         # (it carries the first page's cursor) and the columns themselves re-send the wall.
-        # Widths are each member's own (app.wall.widths): not in the shared bytes.
-        frame = tuple((c.column.id, bool(c.page.next_cursor)) for c in wall.columns)
+        # Widths are each member's own (app.wall.widths): not in the shared bytes. Titles are
+        # in the frame: the phone's chip bar names every column, outside their headers.
+        frame = tuple((c.column.id, c.column.title, bool(c.page.next_cursor)) for c in wall.columns)
         return Keyed(list_id="wall-columns", rows=rows, frame=frame, parts=parts, list_of=list_of)
 
     def render_row(self, model: dict[str, Any], row: str) -> str:

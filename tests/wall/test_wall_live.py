@@ -11,6 +11,7 @@ from app.core import db
 from app.live.fanout import fanout
 from app.live.streams import live
 from app.streams import queries as streams
+from app.streams import services as streams_services
 from app.wall import services as wall_services
 from app.wall.live import WallView
 from tests.factories import sign_in
@@ -148,6 +149,22 @@ async def test_a_new_column_re_sends_the_wall(services, people, statuses):
     patch = await next_event(stream)
     assert 'id="wall-columns"' in patch
     assert f'id="col-{added}"' in patch
+    await stream.aclose()
+
+
+async def test_a_renamed_column_re_sends_the_wall_so_the_phones_chip_is_renamed(
+    services, people, statuses
+):
+    """Its header was patched alone: the phone's chip bar kept the old name until a reload."""
+    editor = await people.member("editor")
+    ws = editor.workspace_id
+    floods = await keyword_column(ws, "Floods")
+    stream = await _wall_stream(editor.user_id, ws)
+    await next_event(stream)
+    await streams_services.update_column(ws, floods, {"title": "Floods and fires"})
+    patch = await next_event(stream)
+    assert 'id="wall-columns"' in patch
+    assert f'data-chip="{floods}" data-preserve-attr="aria-current">Floods and fires</a>' in patch
     await stream.aclose()
 
 
