@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from app.core.i18n import _, format_compact, format_number, ngettext, translate_stored
+from app.core.i18n import N_, _, format_compact, format_number, ngettext, translate_stored
 from app.safe_content import http_url
 from app.streams.platforms import PLATFORMS
 from app.streams.types import (
@@ -20,15 +20,17 @@ from app.streams.types import (
 )
 from app.web.templating import local_time
 
+# Marked for extraction (N_): "Failing", "Rate-limited"... were never in the catalogues, so
+# they stayed English in German columns.
 SOURCE_STATES = {
-    SourceState.PENDING: "Waiting for the first poll",
-    SourceState.READY: "Up to date",
-    SourceState.STALE: "Behind",
-    SourceState.ERROR: "Failing",
-    SourceState.UNSUPPORTED: "Not supported here",
-    SourceState.RATE_LIMITED: "Rate-limited",
-    SourceState.BUDGET_PAUSED: "Budget reached",
-    SourceState.DISABLED: "Account removed",
+    SourceState.PENDING: N_("Waiting for the first poll"),
+    SourceState.READY: N_("Up to date"),
+    SourceState.STALE: N_("Behind"),
+    SourceState.ERROR: N_("Failing"),
+    SourceState.UNSUPPORTED: N_("Not supported here"),
+    SourceState.RATE_LIMITED: N_("Rate-limited"),
+    SourceState.BUDGET_PAUSED: N_("Budget reached"),
+    SourceState.DISABLED: N_("Account removed"),
 }
 
 # Short marks for the header's platform icons (with the full name as their label).

@@ -7,9 +7,11 @@ import re
 
 import pytest
 
-from app.core import db
+from app.core import db, i18n
 from app.imports.types import ItemState
 from app.streams import polling, services
+from app.streams.types import SourceState
+from app.wall.labels import source_state_label
 from tests.factories import post_form, sign_in, signed_in_speaking
 from tests.wall.helpers import add_item, keyword_column
 
@@ -404,3 +406,11 @@ async def test_other_source_errors_link_nowhere(client, people):
     await polling.poll_source(ws, youtube, jitter=0)
     page = (await client.get("/wall")).text
     assert page.count('<a href="/settings/platforms#key-youtube">') == 1
+
+
+@pytest.mark.parametrize("state", list(SourceState))
+def test_every_source_state_reads_in_german(state):
+    """A column's source list said "Failing", "Rate-limited", "Budget reached" in German."""
+    with i18n.speaking("de"):
+        german = source_state_label(state)
+    assert german != source_state_label(state)
