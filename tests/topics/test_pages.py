@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
+from app.accounts import services as accounts
 from app.topics import queries, scraping, services
 from app.topics.types import RunResult, RunStatus, SourceForm, TopicForm
 from tests.factories import post_form, sign_in
@@ -234,6 +237,20 @@ async def test_a_failed_run_shows_its_error_on_the_page(client, editor, site, si
     assert 'data-status="failed"' in row
     assert "The site had an error (HTTP 503); try again later." in row
     assert "1 failed run in a row" in page.text
+
+
+async def test_the_runs_columns_have_different_names_in_german(client, editor, site, site_egress):
+    await accounts.update_profile(editor.user_id, "Kim", "de", "UTC")
+    topic_id = await new_topic(editor.workspace_id)
+    source_id = await services.add_source(
+        editor.workspace_id, topic_id, SourceForm("feed", url=site.base + "/feeds/failing"),
+        actor_user_id=None,
+    )  # fmt: skip
+    await scraping.scrape_source(editor.workspace_id, source_id)
+    page = await client.get(f"/topics/{topic_id}")
+    heads = re.findall(r'<th scope="col"[^>]*>([^<]*)</th>', page.text)
+    assert "Fehlschläge" in heads  # the count; "Fehler" is the message beside it
+    assert len(heads) == len(set(heads)), heads
 
 
 async def test_third_party_text_in_errors_is_shown_as_text(client, editor):
