@@ -16,6 +16,8 @@ from tests.fakes.site import FakeSite
 
 READER = re.compile(r"/articles/\d+$")  # the reader page of one article
 SLOW = 2.0  # seconds each page takes: long enough to pause mid-job
+OK_COLOUR = """() => { const s = document.createElement('span'); s.style.color = 'var(--ok)';
+  document.body.append(s); const c = getComputedStyle(s).color; s.remove(); return c; }"""
 
 
 @pytest.fixture
@@ -79,6 +81,11 @@ async def test_paste_five_urls_and_watch_them_live_in_two_browsers(
         await expect(p.locator("#import-summary")).to_have_attribute("data-status", "done")
         await expect(p.locator("#import-summary .job-counters")).to_contain_text("5 / 5")
     assert await second_page.evaluate("() => window.__marker") == marker  # live, no reload
+    # Each state reads as a badge of its own, not as the first word of the title after it.
+    state = second_page.locator("li.import-item .item-state").first
+    await expect(state).to_have_css("border-top-style", "solid")
+    ok = await second_page.evaluate(OK_COLOUR)
+    await expect(state).to_have_css("color", ok)  # saved: the library's colour for "fine"
     # Saved items link to the reader.
     first_link = second_page.locator("li.import-item a").first
     await expect(first_link).to_contain_text("River towns vote")
