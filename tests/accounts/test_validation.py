@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -178,3 +179,16 @@ async def test_welcome_takes_a_member_to_their_workspace(client, people):
     page = await client.get("/activity")
     assert page.status_code == 200
     assert "You are not a member of any workspace" not in page.text
+
+
+def test_forms_with_length_rules_leave_the_words_to_the_server():
+    """The browser's own "Please lengthen this text" bubble speaks the browser's language,
+    not the person's: a form with a minlength lets the server explain beside the field."""
+    templates = Path(__file__).resolve().parents[2] / "templates"
+    checked = []
+    for path in templates.rglob("*.html"):
+        for form in re.findall(r"<form\b.*?</form>", path.read_text(), re.S):
+            if "minlength" in form:
+                checked.append((path.name, "novalidate" in form.split(">", 1)[0]))
+    assert len(checked) >= 3  # sign-up, reset, change password
+    assert all(novalidate for _name, novalidate in checked), checked
