@@ -416,11 +416,19 @@ class InvitationController(Controller):
         self, request: Request, token: str, *, status_code: int = 200, **extra: Any
     ) -> Template:
         found = await queries.invitation_by_token(token)
+        viewer = request.scope.get("user")
+        member = (
+            found is not None
+            and isinstance(viewer, Viewer)
+            and any(w.id == found.workspace_id for w in await queries.workspaces_of(viewer.user_id))
+        )
         context: dict[str, Any] = {
             "token": token,
             "workspace_name": found.workspace_name if found else "",
             "role": found.role if found else None,
             "valid": found is not None,
+            # Joining would spend the link and change nothing: say whom it is for instead.
+            "member_already": services.already_member_message() if member else None,
             # The address the invitation was made for, when the admin gave one.
             "form": SignUpForm(email=found.email if found else ""),
             "error": None,

@@ -171,6 +171,7 @@ class OpenInvitation(NamedTuple):
     workspace_name: str
     role: Role
     email: str  # the address it was made for; "" when the admin gave none
+    workspace_id: int
 
 
 async def invitation_by_token(token: str) -> OpenInvitation | None:
@@ -178,13 +179,17 @@ async def invitation_by_token(token: str) -> OpenInvitation | None:
     with db.system():  # an invitation to another workspace than the viewer's
         row = await db.fetchrow(
             """
-            SELECT i.id, w.name, i.role, i.email FROM invitations i
+            SELECT i.id, w.name, i.role, i.email, i.workspace_id FROM invitations i
             JOIN workspaces w ON w.id = i.workspace_id
             WHERE i.token_hash = $1 AND i.accepted_at IS NULL AND i.expires_at > now()
             """,
             token_hash(token),
         )
-    return OpenInvitation(row["id"], row["name"], Role(row["role"]), row["email"]) if row else None
+    if row is None:
+        return None
+    return OpenInvitation(
+        row["id"], row["name"], Role(row["role"]), row["email"], row["workspace_id"]
+    )
 
 
 async def user_count() -> int:

@@ -503,6 +503,24 @@ async def revoke_invitation(workspace_id: int, invitation_id: int, *, actor_user
         await record(tx, "invitation_revoked", actor_user_id=actor_user_id)
 
 
+def already_member_message() -> str:
+    """An invitation opened by a member: the admin trying their own link, usually."""
+    return _(
+        "You are a member of this workspace already. The link is for the person you invite:"
+        " send it to them."
+    )
+
+
+async def _is_member(tx: db.Tx, user_id: int) -> bool:
+    return bool(
+        await tx.fetchval(
+            "SELECT 1 FROM memberships WHERE workspace_id = $1 AND user_id = $2",
+            tx.workspace_id,
+            user_id,
+        )
+    )
+
+
 async def accept_invitation(token: str, user_id: int) -> int:
     """Make `user_id` a member through an invitation link; returns the workspace id."""
     expired = AccountError(_("This invitation link has expired or was used already."), status=404)
@@ -513,6 +531,8 @@ async def accept_invitation(token: str, user_id: int) -> int:
     if workspace_id is None:
         raise expired
     async with db.workspace_tx(workspace_id) as tx:
+        if await _is_member(tx, user_id):  # the link stays for the person it is for
+            raise AccountError(already_member_message(), status=409)
         role = await tx.fetchval(
             """
             UPDATE invitations SET accepted_at = now(), accepted_by = $2

@@ -104,6 +104,23 @@ async def test_sign_up_with_a_short_password_keeps_what_was_typed(client, new_cl
     assert 'value="Typed Name"' in response.text
 
 
+async def test_an_admin_opening_their_own_link_does_not_spend_it(client, new_client, people):
+    """Admins try the link they made: joining a workspace one is in would use it up."""
+    owner = await people.member("owner")
+    await sign_in(client, owner.email)
+    invited = await post_form(client, "/settings/members/invite", {"role": "editor"})
+    link = re.search(r'value="http://testserver\.local(/invite/[^"]+)"', invited.text).group(1)
+    page = (await client.get(link)).text
+    assert "You are a member of this workspace already." in page
+    assert f'action="{link}/accept"' not in page
+    refused = await post_form(client, f"{link}/accept")
+    assert refused.status_code == 409
+    assert await db.fetchval("SELECT count(*) FROM invitations WHERE accepted_at IS NULL") == 1
+    guest = new_client()
+    signup = await guest.get(link)
+    assert "Create account and join" in signup.text  # still there for the person it is for
+
+
 async def test_an_existing_person_accepts_an_invitation_and_gets_the_switcher(
     client, new_client, people
 ):
