@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 
 from app.articles.urls import InvalidUrl, normalize_url
-from app.core.i18n import _
+from app.core.i18n import _, format_number
 
 DEFAULT_MAX_URLS = 5000
 
@@ -56,7 +56,7 @@ class ParsedUrls:
             return _(
                 "One import takes at most %(max)s URLs; this list has %(n)s. "
                 "Split it into several imports."
-            ) % {"max": f"{self.max_urls:,}", "n": f"{len(self.valid):,}"}
+            ) % {"max": format_number(self.max_urls), "n": format_number(len(self.valid))}
         return None
 
 

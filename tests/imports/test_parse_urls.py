@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from app.core.i18n import speaking
 from app.imports import parse_urls
 
 A = "https://news.example/a"
@@ -85,6 +86,15 @@ def test_a_list_over_the_maximum_is_refused_with_a_clear_message():
     assert parsed.problem is not None
     assert "10" in parsed.problem
     assert "12" in parsed.problem
+
+
+def test_the_maximum_is_written_as_the_readers_language_writes_numbers():
+    parsed = parse_urls("\n".join(f"https://news.example/{n}" for n in range(5001)))
+    with speaking("de"):
+        problem = parsed.problem or ""
+    # "5,000" reads as five in German: the thousands separator is a dot.
+    assert "höchstens 5.000 URLs" in problem
+    assert "5.001" in problem
 
 
 def test_nothing_valid_is_a_problem():
