@@ -120,6 +120,13 @@ async def test_a_viewer_cannot_save(client, people):
     assert (await post_form(client, "/save", {"url": "https://a.example/"})).status_code == 403
 
 
+async def test_the_import_page_says_how_to_save_from_a_phone(client, editor):
+    page = await client.get("/articles/import")
+    # "Drag this link to your bookmarks bar" is no way on a phone; sharing to the app is.
+    assert 'id="share-hint"' in page.text
+    assert "add Newsdesk to the home screen" in page.text
+
+
 async def test_the_manifest_installs_the_app_with_a_share_target(client):
     response = await client.get("/manifest.webmanifest")
     assert response.status_code == 200
