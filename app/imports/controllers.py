@@ -77,12 +77,17 @@ def _show_context(viewer: Viewer, job: JobView, items: ItemsPage) -> dict[str, A
 Command = Callable[[int, int], Awaitable[object]]  # services.pause(workspace_id, job_id), ...
 
 
-async def _command(request: Request, job_id: int, command: Command) -> None:
+async def _command(request: Request, job_id: int, command: Command) -> Redirect:
+    """Run a job's command and go back to the page of its items the person was on."""
     _viewer, workspace_id = member_of(request)
     try:
         await command(workspace_id, job_id)
     except ImportJobNotFound:
         raise NotFoundException() from None
+    number = _page_number(request)
+    return Redirect(
+        f"/articles/import/{job_id}{f'?page={number}' if number > 1 else ''}", status_code=303
+    )
 
 
 class ImportsController(Controller):
@@ -174,23 +179,19 @@ class ImportsController(Controller):
 
     @post("/{job_id:int}/pause", guards=MANAGE)
     async def pause(self, request: Request, job_id: FromPath[int]) -> Redirect:
-        await _command(request, job_id, services.pause)
-        return Redirect(f"/articles/import/{job_id}", status_code=303)
+        return await _command(request, job_id, services.pause)
 
     @post("/{job_id:int}/resume", guards=MANAGE)
     async def resume(self, request: Request, job_id: FromPath[int]) -> Redirect:
-        await _command(request, job_id, services.resume)
-        return Redirect(f"/articles/import/{job_id}", status_code=303)
+        return await _command(request, job_id, services.resume)
 
     @post("/{job_id:int}/cancel", guards=MANAGE)
     async def cancel(self, request: Request, job_id: FromPath[int]) -> Redirect:
-        await _command(request, job_id, services.cancel)
-        return Redirect(f"/articles/import/{job_id}", status_code=303)
+        return await _command(request, job_id, services.cancel)
 
     @post("/{job_id:int}/retry-failed", guards=MANAGE)
     async def retry_failed(self, request: Request, job_id: FromPath[int]) -> Redirect:
-        await _command(request, job_id, services.retry_failed)
-        return Redirect(f"/articles/import/{job_id}", status_code=303)
+        return await _command(request, job_id, services.retry_failed)
 
     @post("/{job_id:int}/delete", guards=MANAGE)
     async def delete_job(self, request: Request, job_id: FromPath[int]) -> Redirect:

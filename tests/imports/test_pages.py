@@ -80,6 +80,15 @@ async def test_commands_pause_resume_cancel_and_delete(client, editor):
     assert (await client.get(base)).status_code == 404
 
 
+async def test_a_command_goes_back_to_the_page_of_items_it_came_from(client, editor):
+    urls = [f"https://news.example/{n}" for n in range(130)]
+    job_id = await services.create_job(editor.workspace_id, urls, actor_user_id=None)
+    second = await client.get(f"/articles/import/{job_id}?page=2")
+    assert f'action="/articles/import/{job_id}/pause?page=2"' in second.text
+    response = await post_form(client, f"/articles/import/{job_id}/pause?page=2")
+    assert response.headers["location"] == f"/articles/import/{job_id}?page=2"
+
+
 async def test_a_viewer_follows_imports_but_cannot_start_one(client, people):
     viewer = await people.member("viewer")
     await sign_in(client, viewer.email)
