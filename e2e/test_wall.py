@@ -159,6 +159,18 @@ async def test_the_keyboard_walks_posts_and_columns(page: Page, people):
     await page.evaluate("document.activeElement.blur()")
     await page.keyboard.press("c")
     await expect(page.locator("#editor")).to_be_visible()
+    # The drawer takes the focus (it sits after every post: Tab took a keyboard user through
+    # the whole wall to reach it), a refused form focuses the field to mend, Escape closes it.
+    title = page.locator("#editor input[name=title]")
+    await expect(title).to_be_focused()
+    await page.keyboard.press("Tab")
+    await page.keyboard.type("#flood")
+    await page.locator("#editor button[type=submit]").click()
+    await expect(title).to_have_attribute("aria-invalid", "true")
+    await expect(title).to_be_focused()
+    await page.keyboard.press("Escape")
+    await expect(page.locator("#editor")).to_be_hidden()
+    await expect(page.locator("#add-column")).to_be_focused()
 
 
 async def test_save_to_library_shows_its_state_on_the_item(page: Page, people):

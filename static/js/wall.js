@@ -263,6 +263,33 @@ function markWidth(event) {
   }
 }
 
+// The editor drawer ----------------------------------------------------------------------------
+
+// It comes after every column in the page, so it takes the focus when it opens (a refused
+// form: the field to mend), and Escape closes it, back to where the person was. A fresh
+// drawer from the server lacks the mark (the morph drops it), so it is focused once.
+let opener = null;
+
+function focusEditor() {
+  const editor = document.getElementById("editor");
+  if (!editor || editor.hidden || editor.dataset.focused || !editor.querySelector("form")) return;
+  editor.dataset.focused = "1";
+  if (!editor.contains(document.activeElement) && document.activeElement !== document.body) {
+    opener = document.activeElement;
+  }
+  const field = editor.querySelector('[aria-invalid="true"]') || editor.querySelector("input:not([type=hidden]), textarea");
+  field?.focus();
+}
+
+function closeEditor(event) {
+  const editor = document.getElementById("editor");
+  if (event.key !== "Escape" || !editor || editor.hidden) return;
+  editor.hidden = true;
+  const back = opener?.isConnected && opener.offsetParent ? opener : document.getElementById("add-column");
+  opener = null;
+  back?.focus();
+}
+
 // A column just made ---------------------------------------------------------------------------
 
 // The person who adds a column is taken to it (on a phone it is a swipe past the last screen):
@@ -295,6 +322,7 @@ function attach() {
 }
 
 document.addEventListener("keydown", onKey);
+document.addEventListener("keydown", closeEditor);
 document.addEventListener("focusin", syncFromFocus);
 document.addEventListener("dragstart", onDragStart);
 document.addEventListener("dragover", onDragOver);
@@ -321,6 +349,7 @@ new MutationObserver((records) => {
   if (fresh) attach();
   else if (records.some((r) => r.addedNodes.length && r.target.closest?.(".wall"))) relativeTimes();
   if (created || document.querySelector("#editor[data-created]")) showCreated();
+  focusEditor();
 }).observe(document.getElementById("main") || document.body, { childList: true, subtree: true });
 setInterval(relativeTimes, 30_000);
 attach();
