@@ -218,6 +218,7 @@ class WallController(Controller):
             "hints": editor.query_hints(typed.query, await editor.budgets_off(workspace_id)),
             "account_rows": [],
             "intervals": editor.INTERVAL_CHOICES,
+            "limits": editor.LIMITS,
             "effective_ms": editor.effective_interval(typed),
             **wall_context(Wall(()), viewer),
             # The drawer is patched outside a Template response: its form carries the token.

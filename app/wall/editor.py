@@ -24,10 +24,12 @@ from app.streams.platforms import (
     floor_ms,
 )
 from app.streams.providers import ProviderError, provider_for
-from app.streams.spec import MAX_ACCOUNTS
+from app.streams.spec import MAX_ACCOUNTS, MAX_QUERY, MAX_TITLE
 from app.streams.types import ColumnType, ColumnView, SourceKind, Unsupported
 from app.wall.labels import PLATFORMS_SETTINGS
 
+# The fields take no more than the spec keeps: a longer title was typed, then refused.
+LIMITS = {"title": MAX_TITLE, "query": MAX_QUERY}
 # The intervals people pick from (minutes); the effective value is shown beside it.
 INTERVAL_CHOICES = (1, 2, 5, 10, 30, 60)
 # Search-capable platforms a saved search starts with.

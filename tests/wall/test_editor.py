@@ -29,6 +29,9 @@ async def test_plus_column_opens_the_drawer_with_the_types_fields(client, people
     accounts = await client.get("/wall/columns/new?type=account_list", headers=DS)
     assert 'name="accounts"' in accounts.text
     assert 'name="query"' not in accounts.text
+    # The fields take no more than a column keeps (they took 200 and 400, then refused them).
+    assert 'name="title" value="" maxlength="80"' in drawer.text
+    assert 'name="query" value="" maxlength="200"' in drawer.text
     page = await client.get("/wall/columns/new?type=platform_feed")  # without JavaScript
     assert page.status_code == 200
     assert 'name="connection_id"' in page.text
