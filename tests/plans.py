@@ -15,8 +15,11 @@ from app.core import db
 _PER_ROW = ("Filter", "Join Filter", "Recheck Cond")
 
 
-async def plan_of(workspace_id: int, call: Callable[[], Awaitable[object]], marker: str) -> Any:
-    """The plan of the statement `call` sends that contains `marker`, run in one transaction."""
+async def plan_of(
+    workspace_id: int, call: Callable[[], Awaitable[object]], marker: str, *, analyze: bool = False
+) -> Any:
+    """The plan of the statement `call` sends that contains `marker`, run in one transaction;
+    `analyze` runs the statement again, and the plan says what it read."""
     sent: list[LoggedQuery] = []
     async with db.workspace_tx(workspace_id) as tx:
         tx.connection.add_query_logger(sent.append)
@@ -26,7 +29,8 @@ async def plan_of(workspace_id: int, call: Callable[[], Awaitable[object]], mark
         finally:
             tx.connection.remove_query_logger(sent.append)
         [query] = [q for q in sent if marker in q.query]
-        plan = await tx.fetchval("EXPLAIN (FORMAT JSON) " + query.query, *query.args)
+        explain = "EXPLAIN (ANALYZE, FORMAT JSON) " if analyze else "EXPLAIN (FORMAT JSON) "
+        plan = await tx.fetchval(explain + query.query, *query.args)
     return json.loads(plan)[0]["Plan"]
 
 
@@ -44,3 +48,12 @@ def sort_keys(plan: Any) -> list[str]:
     for child in plan.get("Plans", []):
         found += sort_keys(child)
     return found
+
+
+def rows_read(plan: Any, table: str) -> int:
+    """How many rows of `table` the (analyzed) plan's scans looked at: kept or filtered out."""
+    found = 0
+    if plan.get("Relation Name") == table and "Actual Rows" in plan:
+        loops = plan.get("Actual Loops", 1)
+        found = (plan["Actual Rows"] + plan.get("Rows Removed by Filter", 0)) * loops
+    return found + sum(rows_read(child, table) for child in plan.get("Plans", []))

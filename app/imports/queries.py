@@ -29,7 +29,8 @@ _JOB_COLUMNS = f"""
      AND i.leased_until > now()) AS in_flight,
   coalesce((SELECT i.waiting_for FROM import_items i WHERE i.job_id = j.id
      AND i.state = 'pending' AND i.waiting_for <> '' LIMIT 1), '') AS waiting_for,
-  coalesce((SELECT i.url FROM import_items i WHERE i.job_id = j.id ORDER BY i.idx LIMIT 1), '')
+  coalesce((SELECT i.url FROM import_items i
+     WHERE i.workspace_id = j.workspace_id AND i.job_id = j.id ORDER BY i.idx LIMIT 1), '')
     AS first_url,
   CASE WHEN j.status = 'running' THEN
     (SELECT extract(epoch FROM now() - min(i.last_attempt_at))::float8 / nullif(count(*), 0)

@@ -1,0 +1,32 @@
+"""The active jobs' index no longer names a column every claim writes.
+
+`import_jobs_active` was keyed on `last_claim_at`, which each claim sets: every claim then
+wrote a new version of the job row with an entry in each of its indexes (no HOT update),
+and the row's dead versions piled up during an import, slowing each later read of the job
+(three per item). Keyed on the id, a claim's and a finish's writes stay on the row's page.
+The claim's fairness still orders the few active jobs by `last_claim_at`, after the index.
+"""
+
+from piccolo.apps.migrations.auto.migration_manager import MigrationManager
+
+from app.core.db import execute_ddl
+
+ID = "2026-12-02T00:00:00:000000"
+VERSION = "1.38.0"
+DESCRIPTION = "active import jobs indexed by id: claims update the job row in place"
+
+SQL = """
+DROP INDEX import_jobs_active;
+CREATE INDEX import_jobs_active ON import_jobs (id)
+  WHERE status IN ('queued', 'running') AND deleted_at IS NULL;
+"""
+
+
+async def forwards() -> MigrationManager:
+    manager = MigrationManager(migration_id=ID, app_name="newsdesk", description=DESCRIPTION)
+
+    async def run() -> None:
+        await execute_ddl(SQL)
+
+    manager.add_raw(run)
+    return manager

@@ -1,0 +1,94 @@
+"""What PostgreSQL reads for one item does not grow with the items read before it.
+
+A worker claims and finishes every item of every job, so a statement of theirs that reads
+the items already done slows an import as it goes (a 5,000-URL job: ~12 million rows read)
+and every import after it. The plans are taken with `enable_seqscan` off: on the tests' small
+tables a scan is cheaper than any index, and would say nothing of a large one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import pytest
+
+from app.core import db
+from app.imports import policy, queries, services
+from app.imports.types import Claim
+from tests.plans import plan_of, rows_read
+
+URLS = 40
+# The item itself, those in flight, the next pending one: a few, never the 35 done.
+FEW = 8
+
+
+@pytest.fixture
+async def workspace(people) -> int:
+    return (await people.member("editor")).workspace_id
+
+
+async def items_read(workspace_id: int, call: Callable[[], Awaitable[object]], marker: str) -> int:
+    async with db.workspace_tx(workspace_id) as tx:
+        await tx.execute("SET LOCAL enable_seqscan = off")
+        plan = await plan_of(workspace_id, call, marker, analyze=True)
+    return rows_read(plan, "import_items")
+
+
+async def far_into_a_job(workspace_id: int) -> Claim:
+    """A claim in one of two jobs of URLS items each, all but the last few done."""
+    for _job in range(2):
+        urls = [f"https://news.example/{n}" for n in range(URLS)]
+        job_id = await services.create_job(workspace_id, urls, actor_user_id=None)
+        await db.fetch(
+            "UPDATE import_items SET state = 'error' WHERE job_id = $1 AND idx < $2",
+            job_id,
+            URLS - 5,
+        )
+    claim = await services.claim_next("w1")
+    assert claim is not None
+    return claim
+
+
+async def test_a_claim_reads_no_item_already_done(workspace):
+    await far_into_a_job(workspace)
+    claim = lambda: services.claim_next("w2")  # noqa: E731
+    assert await items_read(workspace, claim, "SKIP LOCKED") <= FEW
+
+
+async def test_finishing_an_item_reads_no_item_already_done(workspace):
+    claim = await far_into_a_job(workspace)
+    fail = lambda: services.fail(claim, policy.Fail("Gone."))  # noqa: E731
+    assert await items_read(workspace, fail, "finished_at = now()") <= FEW
+
+
+async def test_a_jobs_view_reads_only_its_first_item_and_those_in_flight(workspace):
+    claim = await far_into_a_job(workspace)
+    job = lambda: queries.job(workspace, claim.job_id)  # noqa: E731
+    assert await items_read(workspace, job, "first_url") <= FEW
+
+
+async def job_rows_written(workspace_id: int, call: Callable[[], Awaitable[object]]) -> set[str]:
+    """How `call` wrote the job's row: 'in place' (a HOT update) or 'with index entries'."""
+    counts = (
+        "SELECT pg_stat_get_xact_tuples_updated('import_jobs'::regclass),"
+        " pg_stat_get_xact_tuples_hot_updated('import_jobs'::regclass)"
+    )
+    async with db.workspace_tx(workspace_id) as tx:
+        # The backend's counts since it last reported them, this transaction's included.
+        updated_before, in_place_before = await tx.fetchrow(counts)
+        await call()
+        updated, in_place = await tx.fetchrow(counts)
+    updated, in_place = updated - updated_before, in_place - in_place_before
+    assert updated > 0
+    return {"in place"} if updated == in_place else {"with index entries"}
+
+
+async def test_claims_and_finishes_write_the_job_row_in_place(workspace):
+    """Three writes of the job's row per item: with new index entries each time, its dead
+    versions would pile up during an import and slow every read of the job."""
+    claim = await far_into_a_job(workspace)
+    assert await services.claim_next("w2") is not None  # both jobs running now
+    # (A job's first claim moves it from queued to running: a new version, once.)
+    assert await job_rows_written(workspace, lambda: services.claim_next("w3")) == {"in place"}
+    fail = lambda: services.fail(claim, policy.Fail("Gone."))  # noqa: E731
+    assert await job_rows_written(workspace, fail) == {"in place"}
