@@ -462,7 +462,7 @@ async def seed_platform_columns(workspace_id: int, *, actor_user_id: int | None)
             form = parse_column(
                 {
                     "type": "platform_feed",
-                    "title": f"{connection.display_name} · {connection.handle}"[:80],
+                    "title": connection.title[:80],
                     "spec": {"connection_id": connection.id, "kinds": ["home"]},
                 }
             )

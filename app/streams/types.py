@@ -184,6 +184,18 @@ class ConnectionView:
     configured: bool  # has sealed credentials; the secret itself never leaves the vault
     capabilities: tuple[str, ...] = field(default=())
 
+    @property
+    def other_name(self) -> str:
+        """The account's name when it says more than its handle, else "": Bluesky's sign-in
+        gives only the handle, and "maya.bsky.social · maya.bsky.social" read as a mistake."""
+        name = self.display_name.strip()
+        return "" if name in ("", self.handle) else name
+
+    @property
+    def title(self) -> str:
+        """How people call it: "Maya Okafor · maya@mastodon.social", or just the handle."""
+        return f"{self.other_name} · {self.handle}" if self.other_name else self.handle
+
 
 # The live topic of a workspace's platform settings: its keys and budget caps.
 PLATFORM_SETTINGS_TOPIC = "streams.platform_settings"

@@ -63,9 +63,7 @@ async def test_an_admin_connects_a_mastodon_account_and_its_column_appears(
     assert use.connection.instance == "chaos.social"
     assert use.connection.handle == mastodon_me(demo, "chaos.social")
     # Its home timeline is a column at once, and the page names it beside the account.
-    assert [title for _id, title in use.columns] == [
-        f"{use.connection.display_name} · {use.connection.handle}"[:80]
-    ]
+    assert [title for _id, title in use.columns] == [use.connection.title]
     page = await client.get(answer.headers["location"])
     assert page.status_code == 200
     assert use.connection.handle in page.text
@@ -113,9 +111,14 @@ async def test_bluesky_is_connected_with_an_app_password(client, people, demo) -
     )
     if answer.status_code != 303:
         pytest.fail(answer.text[-2000:])
-    [connection] = await queries.connections(person.workspace_id)
-    assert connection.provider == "bluesky"
-    assert BLUESKY_PASSWORD not in (await client.get(URL)).text
+    [use] = await queries.connection_uses(person.workspace_id)
+    assert use.connection.provider == "bluesky"
+    page = (await client.get(URL)).text
+    assert BLUESKY_PASSWORD not in page
+    # Bluesky's sign-in names the account by its handle only: said once, not "h · h".
+    assert [title for _id, title in use.columns] == ["maya.okafor.bsky.social"]
+    assert page.count('<strong dir="auto">maya.okafor.bsky.social</strong>') == 1
+    assert 'class="muted" dir="auto">maya.okafor.bsky.social<' not in page
 
 
 async def test_removing_asks_first_then_disables_its_columns(client, people, demo) -> None:
