@@ -1,8 +1,6 @@
 """Accounts, workspaces, sessions, API tokens, invitations and the event log."""
 
-from piccolo.apps.migrations.auto.migration_manager import MigrationManager
-
-from app.core.db import execute_ddl
+from app.core.db import sql_migration
 
 ID = "2026-11-30T01:00:00:000000"
 VERSION = "1.38.0"
@@ -89,11 +87,4 @@ CREATE INDEX events_workspace_recent ON events (workspace_id, id DESC);
 """
 
 
-async def forwards() -> MigrationManager:
-    manager = MigrationManager(migration_id=ID, app_name="newsdesk", description=DESCRIPTION)
-
-    async def run() -> None:
-        await execute_ddl(SQL)
-
-    manager.add_raw(run)
-    return manager
+forwards = sql_migration(ID, DESCRIPTION, SQL)

@@ -1,8 +1,6 @@
 """The article library: topics and their sources, articles, arXiv metadata, analyses."""
 
-from piccolo.apps.migrations.auto.migration_manager import MigrationManager
-
-from app.core.db import execute_ddl
+from app.core.db import sql_migration
 
 ID = "2026-11-30T02:00:00:000000"
 VERSION = "1.38.0"
@@ -124,11 +122,4 @@ CREATE INDEX analyses_due ON analyses (next_attempt_at) WHERE status IN ('pendin
 """
 
 
-async def forwards() -> MigrationManager:
-    manager = MigrationManager(migration_id=ID, app_name="newsdesk", description=DESCRIPTION)
-
-    async def run() -> None:
-        await execute_ddl(SQL)
-
-    manager.add_raw(run)
-    return manager
+forwards = sql_migration(ID, DESCRIPTION, SQL)

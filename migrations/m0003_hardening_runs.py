@@ -1,8 +1,6 @@
 """Topic runs may end `partial`: the source was read, some entries could not be stored."""
 
-from piccolo.apps.migrations.auto.migration_manager import MigrationManager
-
-from app.core.db import execute_ddl
+from app.core.db import sql_migration
 
 ID = "2026-12-01T03:00:00:000000"
 VERSION = "1.38.0"
@@ -15,11 +13,4 @@ ALTER TABLE topic_runs ADD CONSTRAINT topic_runs_status_check
 """
 
 
-async def forwards() -> MigrationManager:
-    manager = MigrationManager(migration_id=ID, app_name="newsdesk", description=DESCRIPTION)
-
-    async def run() -> None:
-        await execute_ddl(SQL)
-
-    manager.add_raw(run)
-    return manager
+forwards = sql_migration(ID, DESCRIPTION, SQL)

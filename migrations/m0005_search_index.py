@@ -15,9 +15,7 @@ row's vector and the index. The order of the library's default sort (the
 article's own date) gets its index too.
 """
 
-from piccolo.apps.migrations.auto.migration_manager import MigrationManager
-
-from app.core.db import execute_ddl
+from app.core.db import sql_migration
 
 ID = "2026-12-01T05:00:00:000000"
 VERSION = "1.38.0"
@@ -132,11 +130,4 @@ CREATE INDEX articles_dated ON articles
 """
 
 
-async def forwards() -> MigrationManager:
-    manager = MigrationManager(migration_id=ID, app_name="newsdesk", description=DESCRIPTION)
-
-    async def run() -> None:
-        await execute_ddl(SQL)
-
-    manager.add_raw(run)
-    return manager
+forwards = sql_migration(ID, DESCRIPTION, SQL)

@@ -1,8 +1,6 @@
 """Bulk URL import: jobs and their items (issue 8, seed 001)."""
 
-from piccolo.apps.migrations.auto.migration_manager import MigrationManager
-
-from app.core.db import execute_ddl
+from app.core.db import sql_migration
 
 ID = "2026-12-01T06:00:00:000000"
 VERSION = "1.38.0"
@@ -68,11 +66,4 @@ CREATE INDEX import_items_in_flight ON import_items (job_id, leased_until)
 """
 
 
-async def forwards() -> MigrationManager:
-    manager = MigrationManager(migration_id=ID, app_name="newsdesk", description=DESCRIPTION)
-
-    async def run() -> None:
-        await execute_ddl(SQL)
-
-    manager.add_raw(run)
-    return manager
+forwards = sql_migration(ID, DESCRIPTION, SQL)

@@ -1,8 +1,6 @@
 """The wall: columns, shared sources, stored feed items, connections, credentials, ledger."""
 
-from piccolo.apps.migrations.auto.migration_manager import MigrationManager
-
-from app.core.db import execute_ddl
+from app.core.db import sql_migration
 
 ID = "2026-12-01T07:00:00:000000"
 VERSION = "1.38.0"
@@ -133,11 +131,4 @@ CREATE TABLE provider_budget_ledger (
 """
 
 
-async def forwards() -> MigrationManager:
-    manager = MigrationManager(migration_id=ID, app_name="newsdesk", description=DESCRIPTION)
-
-    async def run() -> None:
-        await execute_ddl(SQL)
-
-    manager.add_raw(run)
-    return manager
+forwards = sql_migration(ID, DESCRIPTION, SQL)

@@ -12,9 +12,7 @@ This migration applies it to every table that has a `workspace_id` column now.
 tests/test_row_security.py fails for any such table without it.
 """
 
-from piccolo.apps.migrations.auto.migration_manager import MigrationManager
-
-from app.core.db import execute_ddl
+from app.core.db import sql_migration
 
 ID = "2026-12-01T09:00:00:000000"
 VERSION = "1.38.0"
@@ -52,11 +50,4 @@ WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p');
 """
 
 
-async def forwards() -> MigrationManager:
-    manager = MigrationManager(migration_id=ID, app_name="newsdesk", description=DESCRIPTION)
-
-    async def run() -> None:
-        await execute_ddl(SQL)
-
-    manager.add_raw(run)
-    return manager
+forwards = sql_migration(ID, DESCRIPTION, SQL)

@@ -4,9 +4,7 @@ Instance-wide like users and sessions (no workspace_id): a person resets the
 password of their account, whatever workspaces it belongs to.
 """
 
-from piccolo.apps.migrations.auto.migration_manager import MigrationManager
-
-from app.core.db import execute_ddl
+from app.core.db import sql_migration
 
 ID = "2026-12-01T10:00:00:000000"
 VERSION = "1.38.0"
@@ -26,11 +24,4 @@ CREATE INDEX password_resets_user ON password_resets (user_id);
 """
 
 
-async def forwards() -> MigrationManager:
-    manager = MigrationManager(migration_id=ID, app_name="newsdesk", description=DESCRIPTION)
-
-    async def run() -> None:
-        await execute_ddl(SQL)
-
-    manager.add_raw(run)
-    return manager
+forwards = sql_migration(ID, DESCRIPTION, SQL)

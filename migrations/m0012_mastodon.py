@@ -4,9 +4,7 @@ One column on feed_items (no new table, so no row-security line): the first sigh
 reposter stays, as every other field but metrics does.
 """
 
-from piccolo.apps.migrations.auto.migration_manager import MigrationManager
-
-from app.core.db import execute_ddl
+from app.core.db import sql_migration
 
 ID = "2026-12-01T12:00:00:000000"
 VERSION = "1.38.0"
@@ -17,11 +15,4 @@ ALTER TABLE feed_items ADD COLUMN reposted_by text NOT NULL DEFAULT '';
 """
 
 
-async def forwards() -> MigrationManager:
-    manager = MigrationManager(migration_id=ID, app_name="newsdesk", description=DESCRIPTION)
-
-    async def run() -> None:
-        await execute_ddl(SQL)
-
-    manager.add_raw(run)
-    return manager
+forwards = sql_migration(ID, DESCRIPTION, SQL)

@@ -5,9 +5,7 @@ its current use began; a subject counts against the cap until then + 7 days,
 and using it again meanwhile is free (docs/decisions/streams.md, "Ledgers").
 """
 
-from piccolo.apps.migrations.auto.migration_manager import MigrationManager
-
-from app.core.db import execute_ddl
+from app.core.db import sql_migration
 
 ID = "2026-12-01T13:00:00:000000"
 VERSION = "1.38.0"
@@ -26,11 +24,4 @@ SELECT newsdesk_isolate_workspace('provider_ledger_subjects');
 """
 
 
-async def forwards() -> MigrationManager:
-    manager = MigrationManager(migration_id=ID, app_name="newsdesk", description=DESCRIPTION)
-
-    async def run() -> None:
-        await execute_ddl(SQL)
-
-    manager.add_raw(run)
-    return manager
+forwards = sql_migration(ID, DESCRIPTION, SQL)

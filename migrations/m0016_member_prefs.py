@@ -1,9 +1,7 @@
 """Column widths are each member's own (issue 11): a narrow column for one reader is not
 narrow for the whole desk, and a viewer can size their own wall."""
 
-from piccolo.apps.migrations.auto.migration_manager import MigrationManager
-
-from app.core.db import execute_ddl
+from app.core.db import sql_migration
 
 ID = "2026-12-01T16:00:00:000000"
 VERSION = "1.38.0"
@@ -32,11 +30,4 @@ ALTER TABLE stream_columns DROP COLUMN width;
 """
 
 
-async def forwards() -> MigrationManager:
-    manager = MigrationManager(migration_id=ID, app_name="newsdesk", description=DESCRIPTION)
-
-    async def run() -> None:
-        await execute_ddl(SQL)
-
-    manager.add_raw(run)
-    return manager
+forwards = sql_migration(ID, DESCRIPTION, SQL)

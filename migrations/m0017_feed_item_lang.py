@@ -7,9 +7,7 @@ reads each post with its own language's stemmer, as the library reads articles
 (`newsdesk_search_config`, m0005); an unknown language reads as `newsdesk_simple`.
 """
 
-from piccolo.apps.migrations.auto.migration_manager import MigrationManager
-
-from app.core.db import execute_ddl
+from app.core.db import sql_migration
 
 ID = "2026-12-01T17:00:00:000000"
 VERSION = "1.38.0"
@@ -25,11 +23,4 @@ CREATE INDEX feed_items_search ON feed_items
 """
 
 
-async def forwards() -> MigrationManager:
-    manager = MigrationManager(migration_id=ID, app_name="newsdesk", description=DESCRIPTION)
-
-    async def run() -> None:
-        await execute_ddl(SQL)
-
-    manager.add_raw(run)
-    return manager
+forwards = sql_migration(ID, DESCRIPTION, SQL)

@@ -6,9 +6,7 @@ were written since its last read. `updated_at` is set by every write of either t
 these indexes keep that read a small range scan whatever the library's size.
 """
 
-from piccolo.apps.migrations.auto.migration_manager import MigrationManager
-
-from app.core.db import execute_ddl
+from app.core.db import sql_migration
 
 ID = "2026-12-01T18:00:00:000000"
 VERSION = "1.38.0"
@@ -20,11 +18,4 @@ CREATE INDEX analyses_updated ON analyses (workspace_id, updated_at);
 """
 
 
-async def forwards() -> MigrationManager:
-    manager = MigrationManager(migration_id=ID, app_name="newsdesk", description=DESCRIPTION)
-
-    async def run() -> None:
-        await execute_ddl(SQL)
-
-    manager.add_raw(run)
-    return manager
+forwards = sql_migration(ID, DESCRIPTION, SQL)

@@ -10,9 +10,7 @@ The claim's fairness still orders the few active jobs by `last_claim_at`, after 
 job's page asks up to four times a second); without it, each ask read every item of the job.
 """
 
-from piccolo.apps.migrations.auto.migration_manager import MigrationManager
-
-from app.core.db import execute_ddl
+from app.core.db import sql_migration
 
 ID = "2026-12-02T00:00:00:000000"
 VERSION = "1.38.0"
@@ -27,11 +25,4 @@ CREATE INDEX import_items_finished ON import_items (job_id, finished_at DESC)
 """
 
 
-async def forwards() -> MigrationManager:
-    manager = MigrationManager(migration_id=ID, app_name="newsdesk", description=DESCRIPTION)
-
-    async def run() -> None:
-        await execute_ddl(SQL)
-
-    manager.add_raw(run)
-    return manager
+forwards = sql_migration(ID, DESCRIPTION, SQL)

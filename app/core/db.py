@@ -21,7 +21,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import unquote, urlsplit
 
 import asyncpg
@@ -31,6 +31,9 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from app.core.config import Settings
 from app.core.tables import all_tables
+
+if TYPE_CHECKING:
+    from piccolo.apps.migrations.auto.migration_manager import MigrationManager
 
 log = logging.getLogger(__name__)
 
@@ -309,6 +312,28 @@ async def execute_ddl(sql: str) -> None:
     if current is None:
         raise RuntimeError("migrations run inside Piccolo's migration transaction")
     await current.connection.execute(sql)
+
+
+def sql_migration(
+    migration_id: str, description: str, sql: str
+) -> Callable[[], Awaitable[MigrationManager]]:
+    """A raw-SQL migration's `forwards`, which Piccolo calls: `sql` in its migration's
+    transaction. Every migration here is one (`forwards = sql_migration(ID, DESCRIPTION, SQL)`)."""
+    # Piccolo's migration machinery is imported only where migrations are read.
+    from piccolo.apps.migrations.auto.migration_manager import MigrationManager
+
+    async def forwards() -> MigrationManager:
+        manager = MigrationManager(
+            migration_id=migration_id, app_name="newsdesk", description=description
+        )
+
+        async def run() -> None:
+            await execute_ddl(sql)
+
+        manager.add_raw(run)
+        return manager
+
+    return forwards
 
 
 async def migrate_database(settings: Settings) -> None:
