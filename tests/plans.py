@@ -16,10 +16,17 @@ _PER_ROW = ("Filter", "Join Filter", "Recheck Cond")
 
 
 async def plan_of(
-    workspace_id: int, call: Callable[[], Awaitable[object]], marker: str, *, analyze: bool = False
+    workspace_id: int,
+    call: Callable[[], Awaitable[object]],
+    marker: str,
+    *,
+    analyze: bool = False,
+    generic: bool = False,
 ) -> Any:
     """The plan of the statement `call` sends that contains `marker`, run in one transaction;
-    `analyze` runs the statement again, and the plan says what it read."""
+    `analyze` runs the statement again, and the plan says what it read. `generic` takes the
+    plan a prepared statement gets once PostgreSQL stops planning it for each call's values
+    (asyncpg prepares every statement): made without them."""
     sent: list[LoggedQuery] = []
     async with db.workspace_tx(workspace_id) as tx:
         tx.connection.add_query_logger(sent.append)
@@ -30,8 +37,28 @@ async def plan_of(
             tx.connection.remove_query_logger(sent.append)
         [query] = [q for q in sent if marker in q.query]
         explain = "EXPLAIN (ANALYZE, FORMAT JSON) " if analyze else "EXPLAIN (FORMAT JSON) "
-        plan = await tx.fetchval(explain + query.query, *query.args)
+        if generic:
+            plan = await _generic_plan(tx.connection, explain, query)
+        else:
+            plan = await tx.fetchval(explain + query.query, *query.args)
     return json.loads(plan)[0]["Plan"]
+
+
+async def _generic_plan(connection: Any, explain: str, query: LoggedQuery) -> Any:
+    """EXPLAIN of the query as a prepared statement's generic plan (EXPLAIN of the query with
+    its values plans for those values)."""
+    types = [t.name for t in (await connection.prepare(query.query)).get_parameters()]
+    # EXECUTE takes no parameters of its own: the values go in as literals.
+    values = [
+        await connection.fetchval(f"SELECT quote_nullable($1::{t}::text) || '::{t}'", value)
+        for t, value in zip(types, query.args, strict=True)
+    ]
+    await connection.execute(f"PREPARE generic_plan ({', '.join(types)}) AS {query.query}")
+    try:
+        await connection.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+        return await connection.fetchval(f"{explain}EXECUTE generic_plan ({', '.join(values)})")
+    finally:
+        await connection.execute("DEALLOCATE generic_plan")
 
 
 def per_row_conditions(plan: Any) -> list[str]:

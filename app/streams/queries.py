@@ -200,6 +200,18 @@ async def saved_search_queries(workspace_id: int) -> set[str]:
 
 # Items -----------------------------------------------------------------------------------
 
+# Where a keyset page starts: before its cursor, or (none) before the end of time. The
+# condition is one range in the (created_at_remote, dedup_key) index, also in a prepared
+# statement's generic plan under row security: `$at IS NULL OR ...` (and `coalesce($at, ..)`,
+# which row security counts as leaky) left it a filter, read from the column's newest item
+# down to the cursor.
+_NO_CURSOR = (datetime.max.replace(tzinfo=UTC), "")
+
+
+def _page_start(cursor: str | None) -> tuple[datetime, str]:
+    return decode_cursor(cursor) if cursor else _NO_CURSOR
+
+
 ITEM_FIELDS = """
 i.id, i.dedup_key, i.remote_id, i.provider, s.connection_id, i.source_id, i.author_handle,
 i.author_ref, i.url, i.created_at_remote, i.fetched_at, i.content, i.plain_text, i.media, i.metrics,
@@ -240,13 +252,13 @@ async def item(workspace_id: int, item_id: int) -> ItemView | None:
 async def column_items(
     workspace_id: int, column_id: int, cursor: str | None, limit: int = DEFAULT_LIMIT
 ) -> ItemPage:
-    at, key = decode_cursor(cursor) if cursor else (None, None)
+    at, key = _page_start(cursor)
     rows = await db.fetch(
         f"""
         SELECT {ITEM_FIELDS}
         FROM (SELECT item_id, created_at_remote, dedup_key FROM feed_item_columns
               WHERE workspace_id = $1 AND column_id = $2
-                AND ($3::timestamptz IS NULL OR (created_at_remote, dedup_key) < ($3, $4))
+                AND (created_at_remote, dedup_key) < ($3, $4)
               ORDER BY created_at_remote DESC, dedup_key DESC LIMIT $5) f
         JOIN feed_items i ON i.id = f.item_id
         LEFT JOIN stream_sources s ON s.id = i.source_id
@@ -260,18 +272,27 @@ async def column_items(
 async def merged_items(
     workspace_id: int, cursor: str | None, limit: int = DEFAULT_LIMIT
 ) -> ItemPage:
-    """Every item of the workspace's platform_feed columns, newest first, each once."""
-    at, key = decode_cursor(cursor) if cursor else (None, None)
+    """Every item of the workspace's platform_feed columns, newest first, each once.
+
+    Each column's page is read from its own keyset (the newest items of all columns are among
+    them); filtering the workspace's items by "in a platform feed" read every keyword
+    column's item until a page of feed items was found, or the whole history behind a cursor."""
+    at, key = _page_start(cursor)
     rows = await db.fetch(
         f"""
         SELECT {ITEM_FIELDS}
-        FROM feed_items i LEFT JOIN stream_sources s ON s.id = i.source_id
-        WHERE i.workspace_id = $1
-          AND ($2::timestamptz IS NULL OR (i.created_at_remote, i.dedup_key) < ($2, $3))
-          AND EXISTS (SELECT 1 FROM feed_item_columns f
-                      JOIN stream_columns c ON c.id = f.column_id
-                      WHERE f.item_id = i.id AND c.type = 'platform_feed' AND c.deleted_at IS NULL)
-        ORDER BY i.created_at_remote DESC, i.dedup_key DESC LIMIT $4
+        FROM (SELECT DISTINCT p.item_id, p.created_at_remote, p.dedup_key
+              FROM stream_columns c
+              CROSS JOIN LATERAL (
+                SELECT item_id, created_at_remote, dedup_key FROM feed_item_columns
+                WHERE workspace_id = $1 AND column_id = c.id
+                  AND (created_at_remote, dedup_key) < ($2, $3)
+                ORDER BY created_at_remote DESC, dedup_key DESC LIMIT $4) p
+              WHERE c.workspace_id = $1 AND c.type = 'platform_feed' AND c.deleted_at IS NULL
+              ORDER BY p.created_at_remote DESC, p.dedup_key DESC LIMIT $4) f
+        JOIN feed_items i ON i.id = f.item_id
+        LEFT JOIN stream_sources s ON s.id = i.source_id
+        ORDER BY f.created_at_remote DESC, f.dedup_key DESC LIMIT $4
         """,
         workspace_id, at, key, limit + 1,
     )  # fmt: skip

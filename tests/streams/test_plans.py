@@ -1,0 +1,129 @@
+"""What PostgreSQL does for a poll or a page of the wall does not grow with the posts stored.
+
+A wall keeps 30 days of posts (300,000 on a busy desk): a column's older page, the merged
+feed, and every poll's write must touch their page's rows, not the history behind them. The
+plans are taken with `enable_seqscan` off (on the tests' small tables a scan is cheaper than
+any index, and would say nothing of a large one), and as prepared statements' generic plans
+where the values matter (asyncpg prepares every statement; after five calls PostgreSQL may
+plan it once for any values).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import pytest
+
+from app.core import db
+from app.streams import polling, queries, services
+from tests.plans import plan_of, rows_read
+from tests.streams.conftest import sources_of
+from tests.streams.statuses import status, statuses_reply
+
+PAGE = 40
+HISTORY = 200  # posts stored behind or around the page asked for
+
+
+@pytest.fixture
+async def wall(people, site, statuses) -> tuple[int, int, int]:  # type: ignore[no-untyped-def]
+    """A workspace with a home column (platform_feed) and a keyword column; no posts yet."""
+    ws, _owner = await people.workspace()
+    connection = await services.add_connection(
+        ws, "mastodon", "desk", instance="social.example", secret="tok-1"
+    )
+    home = await services.create_column(
+        ws,
+        {"type": "platform_feed", "title": "Home", "spec": {"connection_id": connection}},
+        actor_user_id=None,
+    )
+    keyword = await services.create_column(
+        ws,
+        {
+            "type": "keyword",
+            "title": "Floods",
+            "spec": {"query": "flood", "platforms": ["mastodon"]},
+        },
+        actor_user_id=None,
+    )
+    return ws, home, keyword
+
+
+async def store(ws: int, column_id: int, count: int, *, days_ago: int) -> None:
+    """`count` posts shown in the column, a minute apart, the newest `days_ago` days old."""
+    await db.fetch(
+        """
+        WITH items AS (
+          INSERT INTO feed_items (workspace_id, dedup_key, provider, remote_id, created_at_remote,
+            content, plain_text)
+          SELECT $1, encode(sha256(($2 || ':' || n)::bytea), 'hex'), 'mastodon', $2 || ':' || n,
+            now() - make_interval(days => $4, mins => n), '{"type": "doc", "children": []}', 'x'
+          FROM generate_series(1, $3) n
+          RETURNING id, created_at_remote, dedup_key)
+        INSERT INTO feed_item_columns (workspace_id, column_id, item_id, created_at_remote,
+          dedup_key)
+        SELECT $1, $5, id, created_at_remote, dedup_key FROM items
+        """,
+        ws, f"c{column_id}d{days_ago}", count, days_ago, column_id,
+    )  # fmt: skip
+
+
+async def rows(
+    ws: int, call: Callable[[], Awaitable[object]], marker: str, table: str, *, generic: bool
+) -> int:
+    async with db.workspace_tx(ws) as tx:
+        await tx.execute("SET LOCAL enable_seqscan = off")
+        plan = await plan_of(ws, call, marker, analyze=True, generic=generic)
+    return rows_read(plan, table)
+
+
+async def test_an_older_page_of_a_column_reads_that_page_only(wall):
+    """ "Load older" deep in a column: `$cursor IS NULL OR ...` left a generic plan (under row
+    security) no index range, so it read the column from its newest post down to the cursor."""
+    ws, _home, keyword = wall
+    await store(ws, keyword, HISTORY, days_ago=0)
+    first = await queries.column_items(ws, keyword, None, PAGE)
+    third = await queries.column_items(
+        ws, keyword, (await queries.column_items(ws, keyword, first.next_cursor, PAGE)).next_cursor
+    )
+    assert third.next_cursor is not None
+    older = lambda: queries.column_items(ws, keyword, third.next_cursor, PAGE)  # noqa: E731
+    for generic in (False, True):
+        read = await rows(ws, older, "feed_item_columns", "feed_item_columns", generic=generic)
+        assert read <= PAGE + 1
+
+
+async def test_the_merged_feed_reads_a_page_of_each_home_column(wall):
+    """The merged feed filtered the workspace's posts by "shown in a home column": it read
+    every newer keyword post first (behind a cursor, the whole history)."""
+    ws, home, keyword = wall
+    await store(ws, home, PAGE * 2, days_ago=5)
+    await store(ws, keyword, HISTORY, days_ago=0)
+    first = await queries.merged_items(ws, None, PAGE)
+    assert len(first.items) == PAGE
+    assert first.next_cursor is not None
+    for cursor in (None, first.next_cursor):
+        merged = lambda c=cursor: queries.merged_items(ws, c, PAGE)  # noqa: E731
+        for generic in (False, True):
+            assert await rows(ws, merged, "DISTINCT", "feed_items", generic=generic) <= PAGE + 1
+            read = await rows(ws, merged, "DISTINCT", "feed_item_columns", generic=generic)
+            assert read <= PAGE + 1  # one home column: its page
+
+
+async def test_the_merged_feed_lists_a_post_of_two_home_columns_once(wall, site):
+    ws, home, _keyword = wall
+    other = await services.add_connection(
+        ws, "mastodon", "desk2", instance="social.example", secret="tok-2"
+    )
+    second = await services.create_column(
+        ws,
+        {"type": "platform_feed", "title": "Home 2", "spec": {"connection_id": other}},
+        actor_user_id=None,
+    )
+    site.routes["/api/v1/timelines/home"] = statuses_reply([status(1), status(2), status(3)])
+    for column in (home, second):
+        [source] = await sources_of(column)
+        await polling.poll_source(ws, source, jitter=0)
+    page = await queries.merged_items(ws, None, 2)
+    rest = await queries.merged_items(ws, page.next_cursor, 2)
+    assert [i.remote_id for i in page.items + rest.items] == ["1001", "1002", "1003"]
+    assert rest.next_cursor is None
