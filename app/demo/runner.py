@@ -169,25 +169,26 @@ def run_demo(settings: Settings, *, port_base: int = PORT_BASE, seed_value: int 
         asyncio.run(reset_database(diverted))
         login = asyncio.run(seed_workspace(diverted))
         print(banner(settings, login, running), flush=True)
-        _supervise({"EGRESS_DIVERT": ",".join(running.divert)})
+        python = sys.executable
+        commands = {"web": f"{python} -m app serve", "worker": f"{python} -m app worker"}
+        supervise(commands, {"EGRESS_DIVERT": ",".join(running.divert)})
     finally:
         thread.stop()
 
 
-def _supervise(extra_env: dict[str, str]) -> None:
-    """Web and worker under scripts/supervise.sh until Ctrl-C (which reaches all of us)."""
-    python = sys.executable
-    child = subprocess.Popen(  # noqa: S603 - our own script, fixed arguments
-        [
-            str(ROOT / "scripts" / "supervise.sh"),
-            f"web={python} -m app serve",
-            f"worker={python} -m app worker",
-        ],
+def supervise(commands: dict[str, str], extra_env: dict[str, str]) -> None:
+    """`commands` under scripts/supervise.sh until Ctrl-C or SIGTERM, which stop them too: a
+    TERM (a process manager, `kill`) would otherwise end only us, and leave them running."""
+    child = subprocess.Popen(  # noqa: S603 - our own script, our own commands
+        [str(ROOT / "scripts" / "supervise.sh"), *(f"{n}={c}" for n, c in commands.items())],
         cwd=ROOT,
         env={**os.environ, **extra_env},
     )
+    previous = signal.signal(signal.SIGTERM, lambda _signal, _frame: child.terminate())
     try:
         child.wait()
     except KeyboardInterrupt:
         child.send_signal(signal.SIGINT)  # it may not share our terminal's process group
         child.wait()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
