@@ -76,6 +76,7 @@ async def test_a_removed_members_open_tabs_stop_receiving_updates_within_a_secon
         await activity.goto("/activity")
 
     await owner_page.goto("/settings/members")
+    await owner_page.evaluate("window.confirm = () => true")  # "Remove ...? They lose access"
     started = time.monotonic()
     await owner_page.locator(
         f'form[action="/settings/members/{editor.user_id}/remove"] button'
