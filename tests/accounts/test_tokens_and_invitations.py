@@ -12,6 +12,7 @@ async def test_a_new_token_is_shown_once_and_works_as_bearer(client, people):
     created = await post_form(client, "/settings/tokens", {"name": "newsbot"})
     assert created.status_code == 200
     token = re.search(r'id="new-token" readonly value="(nd_[^"]+)"', created.text).group(1)
+    assert ">Copy</button>" in created.text  # shown once: one click takes it
     stored = await db.fetchrow("SELECT token_hash, prefix FROM api_tokens")
     assert stored["token_hash"] != token
     assert token.startswith(stored["prefix"])
@@ -110,6 +111,7 @@ async def test_an_admin_opening_their_own_link_does_not_spend_it(client, new_cli
     await sign_in(client, owner.email)
     invited = await post_form(client, "/settings/members/invite", {"role": "editor"})
     link = re.search(r'value="http://testserver\.local(/invite/[^"]+)"', invited.text).group(1)
+    assert ">Copy</button>" in invited.text
     page = (await client.get(link)).text
     assert "You are a member of this workspace already." in page
     assert f'action="{link}/accept"' not in page
