@@ -165,6 +165,24 @@ async def test_the_source_filter_names_sources_not_actions(client, people):
     assert re.search(r'<option value="import"\s*>Sammelimport</option>', page.text)
 
 
+async def test_each_rows_buttons_name_their_article_to_a_screen_reader(client, people):
+    person = await signed_in(client, people)
+    kept = await save(person.workspace_id, title="Trams return")
+    binned = await save(person.workspace_id, title="Buses leave")
+    await delete_article(person.workspace_id, binned, actor_user_id=None)
+
+    for page in (await client.get("/articles"), await client.get("/articles?deleted=1")):
+        buttons = re.findall(r'<button type="submit" form="article-actions"[^>]*>', page.text)
+        assert buttons
+        for button in buttons:
+            described = re.search(r'aria-describedby="([^"]+)"', button).group(1)
+            title = re.search(
+                rf'<a class="article-title"[^>]* id="{described}">(.*?)</a>', page.text
+            )
+            assert re.search(r">(Trams return|Buses leave)<", title.group(1)), button
+    assert f'id="article-{kept}-title"' in (await client.get("/articles")).text
+
+
 async def test_load_more_pages_through_everything_once(client, people):
     person = await signed_in(client, people)
     made = [await save(person.workspace_id, title=f"Story {i}") for i in range(30)]
