@@ -36,7 +36,7 @@ from functools import partial
 
 import msgspec
 
-from app.articles.extraction import Extracted, ExtractionError, Failure, read_html
+from app.articles.extraction import Extracted, ExtractionError, Failure, plain_elements, read_html
 from app.articles.reader_start import reader_started
 from app.core import config
 from app.core.i18n import _, active_language, speaking
@@ -44,6 +44,7 @@ from app.core.i18n import _, active_language, speaking
 log = logging.getLogger(__name__)
 
 _readers: ProcessPoolExecutor | None = None
+plain_elements()  # in each reader (it imports this module for its first call) and its worker
 _decoder = msgspec.msgpack.Decoder(Extracted)
 _encoder = msgspec.msgpack.Encoder()
 
