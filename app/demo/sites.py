@@ -21,6 +21,7 @@ import functools
 import html
 import json
 import random
+import re
 import struct
 import zlib
 from collections.abc import Sequence
@@ -68,6 +69,8 @@ PAGE_ROUTES: dict[str, tuple[str, int, str, str]] = {
     ),
     "/soft-404": ("soft404.html", 200, "utf-8", HTML),
 }
+# The pictures those pages show (path: width, height), drawn like MEDIA.
+PAGE_IMAGES: dict[str, tuple[int, int]] = {"/media/2025/03/wend-gauge.jpg": (1200, 800)}
 RTL = {"ar"}
 UNSPACED = {"ja"}  # languages that run sentences on without a space
 BODY_PARAGRAPHS = 6  # after the summary: its headline followed up, then the topic's story
@@ -95,6 +98,8 @@ class ArticleSite(DemoServer):
         self.add("GET", r"/hostile", self._hostile)
         for path in PAGE_ROUTES:
             self.add("GET", path, self._page)
+        for path in PAGE_IMAGES:
+            self.add("GET", re.escape(path), self._page_image)
         self.fallback = self._not_found
 
     # The articles -------------------------------------------------------------
@@ -194,6 +199,12 @@ class ArticleSite(DemoServer):
         return DemoResponse(
             headers={"Content-Type": "image/png", "Cache-Control": "public, max-age=86400"},
             body=png(request.params["name"], *size),
+        )
+
+    def _page_image(self, request: DemoRequest) -> DemoResponse:
+        return DemoResponse(
+            headers={"Content-Type": "image/png", "Cache-Control": "public, max-age=86400"},
+            body=png(request.path, *PAGE_IMAGES[request.path]),
         )
 
     def _hostile(self, request: DemoRequest) -> DemoResponse:

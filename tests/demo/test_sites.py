@@ -7,13 +7,14 @@ import re
 import struct
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
+from urllib.parse import urljoin
 
 import pytest
 
 from app.articles.extraction import ExtractionError, extract
 from app.articles.types import Warning
 from app.demo.content import ARTICLE_ORIGIN, ARTICLES, SENTENCES, DemoWorld
-from app.demo.sites import WIRE_SECONDS, ArticleSite, WireArticle
+from app.demo.sites import PAGE_ROUTES, WIRE_SECONDS, ArticleSite, WireArticle
 from app.demo.stories import FOLLOW_UPS, STORY_SENTENCES
 from app.egress import Egress, use_egress
 from app.safe_content import render_html
@@ -122,6 +123,15 @@ async def test_media_are_real_pngs_of_their_size(reach: Egress) -> None:
     assert fetched.media_type == "image/png"
     assert fetched.content[:8] == b"\x89PNG\r\n\x1a\n"
     assert struct.unpack(">II", fetched.content[16:24]) == (1200, 800)
+
+
+@pytest.mark.parametrize("path", sorted(PAGE_ROUTES))
+async def test_every_picture_a_page_shows_is_served(reach: Egress, path: str) -> None:
+    page = (await reach.fetch(ARTICLE_ORIGIN + path)).content.decode("utf-8", "replace")
+    pictures = re.findall(r'(?:<img src|property="og:image" content)="([^"]+)"', page)
+    for picture in pictures:
+        fetched = await reach.fetch(urljoin(ARTICLE_ORIGIN + path, html.unescape(picture)))
+        assert fetched.content[:8] == b"\x89PNG\r\n\x1a\n", (path, picture)
 
 
 def _written(seed: int) -> list[WireArticle]:
