@@ -170,6 +170,7 @@ async def _recheck(
 ) -> LiveView | str | None:
     """The view the viewer may see now: the same, another, or a notice that cuts the stream."""
     from app.accounts.middleware import identify
+    from app.web.pages import lost_access
     from app.web.templating import render_block
 
     with db.system():  # who they are is read across workspaces, as the middleware does
@@ -182,7 +183,7 @@ async def _recheck(
             "notice",
             request,
             title=_("Not allowed"),
-            detail=_("You no longer have access to this page. Reload it to go on."),
+            detail=lost_access(),
         )
     if viewer.role == view.audience.role:
         return view

@@ -31,7 +31,7 @@ from app.accounts.middleware import API_PREFIX, identify, language_for
 from app.accounts.types import AccountError
 from app.core import i18n
 from app.core.i18n import N_, _
-from app.web.pages import is_datastar
+from app.web.pages import is_datastar, lost_access
 from app.web.templating import render_block
 
 log = logging.getLogger(__name__)
@@ -123,7 +123,11 @@ def not_signed_in(request: Request, error: Exception) -> Response:
 
 
 def no_workspace(request: Request, error: Exception) -> Response:
-    if _is_api(request) or is_datastar(request):
+    if is_datastar(request):
+        # From a page opened while they had a workspace: they were removed from it, and
+        # "not a member of any workspace yet" would read as if they never had one.
+        return _error_page(request, 403, _("Not allowed"), lost_access())
+    if _is_api(request):
         return _error_page(request, 403, _("No workspace"), str(getattr(error, "detail", "")))
     return Redirect("/welcome", status_code=303)
 

@@ -11,9 +11,15 @@ from litestar.response import Template
 
 from app.accounts.queries import workspaces_of
 from app.accounts.types import Viewer
+from app.core.i18n import _
 
 # How handlers take an HTML form: `data: Annotated[SomeForm, Form]`.
 Form = Body(media_type=RequestEncodingType.URL_ENCODED)
+
+
+def lost_access() -> str:
+    """What an open page says once its viewer may no longer see it (removed, demoted)."""
+    return _("You no longer have access to this page. Reload it to go on.")
 
 
 def same_site_path(target: str, default: str = "/", *, under: str = "/") -> str:

@@ -167,6 +167,20 @@ async def test_pages_send_anonymous_visitors_to_sign_in(client):
     assert response.headers["location"] == "/login?next=/activity"
 
 
+async def test_an_open_page_of_a_removed_member_says_they_lost_access(client, people):
+    """Their only workspace gone, the page's next request is not "not a member yet"."""
+    person = await people.member("editor")
+    owner = await db.fetchval(
+        "SELECT user_id FROM memberships WHERE workspace_id = $1 AND role = 'owner'",
+        person.workspace_id,
+    )
+    await sign_in(client, person.email)
+    await services.remove_member(person.workspace_id, person.user_id, actor_user_id=owner)
+    response = await client.get("/activity/stream", headers={"datastar-request": "true"})
+    assert "You no longer have access to this page." in response.text
+    assert "not a member of any workspace yet" not in response.text
+
+
 async def test_a_datastar_stream_without_session_asks_to_sign_in_again(client):
     response = await client.get("/activity/stream", headers={"datastar-request": "true"})
     assert response.status_code == 200
