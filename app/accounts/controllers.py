@@ -334,7 +334,9 @@ class MembersController(Controller):
             )
         except AccountError as error:
             return await self._render(request, status_code=error.status, error=error.message)
-        return Redirect("/settings/members", status_code=303)
+        # Stepping down to editor or viewer, one may not see Members any more.
+        stepped_down = user_id == viewer.user_id and role not in (Role.OWNER, Role.ADMIN)
+        return Redirect("/settings" if stepped_down else "/settings/members", status_code=303)
 
     @post("/{user_id:int}/remove")
     async def remove(self, request: Request, user_id: FromPath[int]) -> Template | Redirect:

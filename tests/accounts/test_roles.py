@@ -107,3 +107,15 @@ async def test_an_admin_cannot_demote_or_remove_an_owner(client, people):
         assert "Only an owner can change or remove an owner." in response.text
     roles = [m.role for m in await queries.members_of(owner.workspace_id)]
     assert roles.count(Role.OWNER) == 2
+
+
+async def test_an_admin_who_steps_down_lands_on_a_page_they_may_see(client, people):
+    owner = await people.member("owner")
+    admin = await people.member("admin", owner.workspace_id)
+    await sign_in(client, admin.email)
+    response = await post_form(
+        client, f"/settings/members/{admin.user_id}/role", {"role": "editor"}
+    )
+    assert response.status_code == 303
+    assert response.headers["location"] == "/settings"  # Members would say "not allowed"
+    assert (await client.get("/settings")).status_code == 200
