@@ -13,6 +13,7 @@ from typing import Annotated, Union
 import msgspec
 
 from app.safe_content.errors import ContentTooLarge, InvalidContent
+from app.safe_content.labels import LabelKey
 
 VERSION = 1
 MAX_DEPTH = 32  # nodes on the path from the document to any leaf, document included
@@ -81,7 +82,13 @@ class Hashtag(_Node, tag="hashtag", frozen=True):
     href: Url | None = None
 
 
-Inline = Union[Text, LineBreak, Code, Image, Strong, Em, Link, Mention, Hashtag]  # noqa: UP007
+class Label(_Node, tag="label", frozen=True):
+    """One of our own words (safe_content.labels), said in the reader's language when shown."""
+
+    key: LabelKey
+
+
+Inline = Union[Text, LineBreak, Code, Image, Strong, Em, Link, Mention, Hashtag, Label]  # noqa: UP007
 
 # Block nodes --------------------------------------------------------------
 

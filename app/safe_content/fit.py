@@ -23,6 +23,7 @@ from app.safe_content.ast import (
     Heading,
     Image,
     Inline,
+    Label,
     Link,
     List,
     ListItem,
@@ -33,6 +34,7 @@ from app.safe_content.ast import (
     Text,
     within_caps,
 )
+from app.safe_content.labels import label_text
 
 ELLIPSIS = "…"
 
@@ -131,6 +133,8 @@ def _flat_text(node: Inline) -> str:
         return node.label
     if isinstance(node, Hashtag):
         return "#" + node.tag
+    if isinstance(node, Label):
+        return label_text(node.key)
     if isinstance(node, Strong | Em | Link):
         return "".join(_flat_text(child) for child in node.children)
     return ""
@@ -157,4 +161,4 @@ def _inline(node: Inline, budget: _Budget, depth: int) -> Inline | None:
         return Mention(_take_text(node.label, budget), node.href)
     if isinstance(node, Hashtag):
         return Hashtag(_take_text(node.tag, budget), node.href)
-    return node  # LineBreak
+    return node  # LineBreak, Label

@@ -17,6 +17,7 @@ from app.safe_content.ast import (
     Hashtag,
     Heading,
     Inline,
+    Label,
     LineBreak,
     Link,
     List,
@@ -26,6 +27,7 @@ from app.safe_content.ast import (
     Strong,
     Text,
 )
+from app.safe_content.labels import label_text
 
 
 def to_text(doc: Document) -> str:
@@ -64,6 +66,8 @@ def inline_text(nodes: tuple[Inline, ...]) -> str:
             parts.append(node.label)
         elif isinstance(node, Hashtag):
             parts.append("#" + node.tag)
+        elif isinstance(node, Label):
+            parts.append(label_text(node.key))
         elif isinstance(node, Strong | Em | Link):
             parts.append(inline_text(node.children))
     return "".join(parts)

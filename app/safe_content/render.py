@@ -25,6 +25,7 @@ from app.safe_content.ast import (
     Heading,
     Image,
     Inline,
+    Label,
     LineBreak,
     Link,
     List,
@@ -34,6 +35,7 @@ from app.safe_content.ast import (
     Strong,
     Text,
 )
+from app.safe_content.labels import label_text
 from app.safe_content.text_builder import from_text
 from app.safe_content.urls import http_url
 
@@ -178,6 +180,8 @@ class _Writer:
             self.anchor("#" + node.tag, node.href, in_link)
         elif type(node) is Image:
             self.image(node)
+        elif type(node) is Label:
+            out.append(_e(label_text(node.key)))
 
     def anchor(self, label: str, href: str | None, in_link: bool) -> None:
         safe = None if (in_link or href is None) else http_url(href)

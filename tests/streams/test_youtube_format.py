@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from app.egress import RateLimited
+from app.safe_content import Label
 from app.streams.providers import BudgetExhausted, CredentialRejected, ProviderError
 from app.streams.providers.youtube import (
     api_error,
@@ -66,7 +67,7 @@ def test_every_item_ends_with_the_attribution_line_linking_the_video():
         last = item.content.children[-1]
         link = last.children[0].children[0]  # Paragraph > Em > Link
         assert link.href == item.url
-        assert link.children[0].text == "Watch on YouTube"
+        assert link.children == (Label("watch_on_youtube"),)  # said in each reader's language
 
 
 def test_hostile_titles_descriptions_and_links_end_inert():

@@ -43,6 +43,7 @@ from app.safe_content import (
     Document,
     Em,
     Inline,
+    Label,
     Link,
     Mention,
     Paragraph,
@@ -659,13 +660,13 @@ def _quoted(view: Mapping[str, Any]) -> tuple[Block | None, list[MediaRef]]:
     if not _str(record.get("$type")).endswith("#viewRecord") or not isinstance(
         record.get("author"), dict
     ):
-        unavailable = Paragraph(children=(Em(children=(Text(_("Quoted post unavailable")),)),))
+        unavailable = Paragraph(children=(Em(children=(Label("quoted_post_unavailable"),)),))
         return Quote(children=(unavailable,)), []
     author = record["author"]
     link = permalink(_str(record.get("uri")), author)
     head: list[Inline] = [_who(author)]
     if link:
-        head += [Text(" · "), Link(href=link, children=(Text(_("quoted post")),))]
+        head += [Text(" · "), Link(href=link, children=(Label("quoted_post"),))]
     media = [m for e in _list(record.get("embeds")) for m in _images(e)]
     return Quote(
         children=(Paragraph(children=tuple(head)), *_text_blocks(record.get("value")))
@@ -717,7 +718,9 @@ def _item(entry: _Entry) -> RemoteItem | None:
     blocks: list[Block] = []
     if entry.reply_to:
         blocks.append(
-            Paragraph(children=(Em(children=(Text(_("Replying to") + " "), _who(entry.reply_to))),))
+            Paragraph(
+                children=(Em(children=(Label("replying_to"), Text(" "), _who(entry.reply_to))),)
+            )
         )
     blocks.extend(_text_blocks(post.get("record")))
     embedded, media = _embed(post.get("embed"))

@@ -41,7 +41,7 @@ from lxml import etree
 
 from app.core.i18n import _
 from app.egress import EgressError, HttpStatusError, RateLimited, egress
-from app.safe_content import Document, Em, Link, Paragraph, Strong, Text, from_text, to_text
+from app.safe_content import Document, Em, Label, Link, Paragraph, Strong, from_text, to_text
 from app.safe_content.urls import http_url
 from app.streams.platforms import QUOTA_RESET_ZONE
 from app.streams.providers import (
@@ -76,7 +76,6 @@ MAX_TEXT = 5_000
 FEED_MAX_BYTES = 2_000_000
 PAGE_MAX_BYTES = 3_000_000  # a channel page is big; the canonical link is in its head
 _DAY = timedelta(days=1)
-ATTRIBUTION = "Watch on YouTube"
 
 _CHANNEL_ID = re.compile(r"UC[A-Za-z0-9_-]{22}")
 _CANONICAL = re.compile(
@@ -461,7 +460,7 @@ def video_document(title: str, description: str, watch_url: str) -> Document:
         first = heading[0]
         assert isinstance(first, Paragraph)
         blocks.insert(0, Paragraph(children=(Strong(children=first.children),)))
-    attribution = Link(href=watch_url, children=(Text(ATTRIBUTION),))
+    attribution = Link(href=watch_url, children=(Label("watch_on_youtube"),))
     blocks.append(Paragraph(children=(Em(children=(attribution,)),)))
     return Document(children=tuple(blocks))
 
