@@ -1,6 +1,6 @@
 """Bluesky JSON -> items, pure: golden files (XRPC answer -> AST + fields) and hostile posts.
 
-Regenerate a golden file after a deliberate change with UPDATE_GOLDEN=1 and read the diff.
+Regenerate a golden file after a deliberate change with GOLDEN_UPDATE=1 and read the diff.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def check_golden(name: str, key: str) -> list[dict[str, Any]]:
     answer = json.loads((GOLDEN / f"{name}.json").read_text())
     got = [as_json(i) for i in items_of(answer[key], key)]
     expected = GOLDEN / f"{name}.expected.json"
-    if os.environ.get("UPDATE_GOLDEN"):
+    if os.environ.get("GOLDEN_UPDATE"):
         expected.write_text(json.dumps(got, ensure_ascii=False, indent=1) + "\n")
     assert got == json.loads(expected.read_text())
     return got
