@@ -332,7 +332,9 @@ def read_html(
     meta = head_meta(tree)
     as_parsed = not drop_captions(tree)  # nothing else changes the tree
     found, body_html = read_article(tree, final_url)
-    title = _clean(getattr(found, "title", None)) or meta.get("og:title", "") or meta["<title>"]
+    site_name = _clean(getattr(found, "sitename", None)) or meta.get("og:site_name", "")
+    page_title = without_site_name(meta["<title>"], site_name)
+    title = _clean(getattr(found, "title", None)) or meta.get("og:title", "") or page_title
     content = drop_title_heading(from_html(body_html, base_url=final_url), title)
     text = to_text(content)
     word_count = count_words(text)
@@ -372,7 +374,7 @@ def read_html(
     if consent.wall:
         warnings.append(Warning.CONSENT_WALL)
         # The dialog's heading is not the article's title; the page's is closer.
-        title = meta.get("og:title", "") or meta["<title>"] or title
+        title = meta.get("og:title", "") or page_title or title
         if word_count < SHORT_TEXT_WORDS:
             content, text = _wall_content(page_text, final_url)
             word_count = count_words(text)
@@ -390,7 +392,7 @@ def read_html(
         content=content,
         title=title,
         byline=_clean(getattr(found, "author", None)),
-        site_name=_clean(getattr(found, "sitename", None)) or meta.get("og:site_name", ""),
+        site_name=site_name,
         language=language_of(meta.get("<html lang>", ""), meta.get("content-language", ""),
                              content_language, meta.get("og:locale", "")),
         published_at=published_at(meta, getattr(found, "date", None)),
@@ -449,6 +451,25 @@ def _wall_content(page_text: str, final_url: str) -> tuple[Document, str]:
         )
     )
     return Document(children=(note, *doc.children)), text
+
+
+_TITLE_SEPARATORS = (" | ", " - ", " – ", " — ", " · ", " :: ", " // ")
+
+
+def without_site_name(title: str, site_name: str) -> str:
+    """A page's <title> without the site's name its pages append or prepend
+    ("Stadtrat beschließt ... | Rheinische Rundschau"): the site is shown beside the title."""
+    name = site_name.casefold()
+    if not name:
+        return title
+    for separator in _TITLE_SEPARATORS:
+        head, _sep, tail = title.rpartition(separator)
+        if head and tail.casefold() == name:
+            return head
+        head, _sep, tail = title.partition(separator)
+        if tail and head.casefold() == name:
+            return tail
+    return title
 
 
 def _clean(value: object) -> str:

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from app.articles import queries as library
-from app.articles.extraction import ExtractionError, Failure, extract
+from app.articles.extraction import ExtractionError, Failure, extract, without_site_name
 from app.articles.services import process_scraped_article
 from app.articles.types import OutcomeKind, Source, Warning
 from app.egress import Egress, use_egress
@@ -167,6 +167,29 @@ async def test_a_consent_wall_is_flagged(site: FakeSite, site_egress, path, plat
 async def test_a_consent_walls_title_is_the_pages_not_the_dialogs(site: FakeSite, site_egress):
     page = await extract(site.base + "/consent/onetrust-en")
     assert page.title.startswith("Budget talks stall over rail funding")
+
+
+async def test_a_title_read_from_the_page_title_leaves_the_site_name_out(site, site_egress):
+    page = await extract(site.base + "/consent/didomi-de")  # <title>.. | Rheinische Rundschau
+    assert (page.title, page.site_name) == (
+        "Stadtrat beschließt neues Radwegenetz",
+        "Rheinische Rundschau",
+    )
+
+
+@pytest.mark.parametrize(
+    ("title", "site", "shown"),
+    [
+        ("Flood warning | The Courier", "The Courier", "Flood warning"),
+        ("The Courier – Flood warning", "the courier", "Flood warning"),
+        ("Flood warning | Region | The Courier", "The Courier", "Flood warning | Region"),
+        ("Flood warning - what we know", "The Courier", "Flood warning - what we know"),
+        ("The Courier", "The Courier", "The Courier"),  # nothing else to show
+        ("Flood warning | The Courier", "", "Flood warning | The Courier"),
+    ],
+)
+def test_the_site_name_is_cut_from_either_end_of_a_page_title(title, site, shown):
+    assert without_site_name(title, site) == shown
 
 
 async def test_a_consent_wall_is_stored_with_the_warning_not_as_a_clean_article(
