@@ -84,3 +84,22 @@ def rows_read(plan: Any, table: str) -> int:
         loops = plan.get("Actual Loops", 1)
         found = (plan["Actual Rows"] + plan.get("Rows Removed by Filter", 0)) * loops
     return found + sum(rows_read(child, table) for child in plan.get("Plans", []))
+
+
+async def rows_written(
+    workspace_id: int, table: str, call: Callable[[], Awaitable[object]]
+) -> set[str]:
+    """How `call` wrote the table's rows: 'in place' (HOT updates: no index touched, no
+    version left for a vacuum) or 'with index entries'."""
+    counts = (
+        f"SELECT pg_stat_get_xact_tuples_updated('{table}'::regclass),"
+        f" pg_stat_get_xact_tuples_hot_updated('{table}'::regclass)"
+    )
+    async with db.workspace_tx(workspace_id) as tx:
+        # The backend's counts since it last reported them, this transaction's included.
+        updated_before, in_place_before = await tx.fetchrow(counts)
+        await call()
+        updated, in_place = await tx.fetchrow(counts)
+    updated, in_place = updated - updated_before, in_place - in_place_before
+    assert updated > 0
+    return {"in place"} if updated == in_place else {"with index entries"}

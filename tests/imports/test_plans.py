@@ -15,7 +15,7 @@ import pytest
 from app.core import db
 from app.imports import policy, queries, services
 from app.imports.types import Claim
-from tests.plans import plan_of, rows_read
+from tests.plans import plan_of, rows_read, rows_written
 
 URLS = 120
 # The item itself, those in flight, the next pending one: a few, never the 115 done.
@@ -69,28 +69,14 @@ async def test_a_jobs_view_reads_its_latest_items_not_all(workspace):
     assert await items_read(workspace, job, "first_url") <= FEW + queries.PACE_ITEMS
 
 
-async def job_rows_written(workspace_id: int, call: Callable[[], Awaitable[object]]) -> set[str]:
-    """How `call` wrote the job's row: 'in place' (a HOT update) or 'with index entries'."""
-    counts = (
-        "SELECT pg_stat_get_xact_tuples_updated('import_jobs'::regclass),"
-        " pg_stat_get_xact_tuples_hot_updated('import_jobs'::regclass)"
-    )
-    async with db.workspace_tx(workspace_id) as tx:
-        # The backend's counts since it last reported them, this transaction's included.
-        updated_before, in_place_before = await tx.fetchrow(counts)
-        await call()
-        updated, in_place = await tx.fetchrow(counts)
-    updated, in_place = updated - updated_before, in_place - in_place_before
-    assert updated > 0
-    return {"in place"} if updated == in_place else {"with index entries"}
-
-
 async def test_claims_and_finishes_write_the_job_row_in_place(workspace):
     """Three writes of the job's row per item: with new index entries each time, its dead
     versions would pile up during an import and slow every read of the job."""
     claim = await far_into_a_job(workspace)
     assert await services.claim_next("w2") is not None  # both jobs running now
     # (A job's first claim moves it from queued to running: a new version, once.)
-    assert await job_rows_written(workspace, lambda: services.claim_next("w3")) == {"in place"}
+    assert await rows_written(workspace, "import_jobs", lambda: services.claim_next("w3")) == {
+        "in place"
+    }
     fail = lambda: services.fail(claim, policy.Fail("Gone."))  # noqa: E731
-    assert await job_rows_written(workspace, fail) == {"in place"}
+    assert await rows_written(workspace, "import_jobs", fail) == {"in place"}

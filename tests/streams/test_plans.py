@@ -17,7 +17,7 @@ import pytest
 from app.core import db
 from app.streams import polling, queries, services
 from tests.fixtures import as_owner
-from tests.plans import plan_of, rows_read
+from tests.plans import plan_of, rows_read, rows_written
 from tests.streams.conftest import make_due, sources_of
 from tests.streams.statuses import status, statuses_reply
 
@@ -134,22 +134,6 @@ async def test_the_merged_feed_lists_a_post_of_two_home_columns_once(wall, site)
     rest = await queries.merged_items(ws, page.next_cursor, 2)
     assert [i.remote_id for i in page.items + rest.items] == ["1001", "1002", "1003"]
     assert rest.next_cursor is None
-
-
-async def rows_written(ws: int, table: str, call: Callable[[], Awaitable[object]]) -> set[str]:
-    """How `call` wrote the table's rows: 'in place' (HOT updates) or 'with index entries'."""
-    counts = (
-        f"SELECT pg_stat_get_xact_tuples_updated('{table}'::regclass),"
-        f" pg_stat_get_xact_tuples_hot_updated('{table}'::regclass)"
-    )
-    async with db.workspace_tx(ws) as tx:
-        # The backend's counts since it last reported them, this transaction's included.
-        updated_before, in_place_before = await tx.fetchrow(counts)
-        await call()
-        updated, in_place = await tx.fetchrow(counts)
-    updated, in_place = updated - updated_before, in_place - in_place_before
-    assert updated > 0
-    return {"in place"} if updated == in_place else {"with index entries"}
 
 
 @pytest.mark.parametrize("table", ["feed_items", "stream_sources"])
