@@ -86,6 +86,24 @@ def rows_read(plan: Any, table: str) -> int:
     return found + sum(rows_read(child, table) for child in plan.get("Plans", []))
 
 
+async def rows_read_by_index(
+    workspace_id: int,
+    call: Callable[[], Awaitable[object]],
+    marker: str,
+    table: str,
+    *,
+    generic: bool = False,
+) -> int:
+    """`rows_read` of the statement `call` sends that contains `marker`, planned as for a
+    large table: on the tests' few rows, scanning, hashing or sorting a whole table looks as
+    cheap as any index, and would say nothing of what the statement reads at scale."""
+    async with db.workspace_tx(workspace_id) as tx:
+        for plan_kind in ("seqscan", "bitmapscan", "hashjoin", "mergejoin", "sort"):
+            await tx.execute(f"SET LOCAL enable_{plan_kind} = off")
+        plan = await plan_of(workspace_id, call, marker, analyze=True, generic=generic)
+    return rows_read(plan, table)
+
+
 async def rows_written(
     workspace_id: int, table: str, call: Callable[[], Awaitable[object]]
 ) -> set[str]:

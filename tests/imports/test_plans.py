@@ -2,20 +2,17 @@
 
 A worker claims and finishes every item of every job, so a statement of theirs that reads
 the items already done slows an import as it goes (a 5,000-URL job: ~12 million rows read)
-and every import after it. The plans are taken with `enable_seqscan` off: on the tests' small
-tables a scan is cheaper than any index, and would say nothing of a large one.
+and every import after it. The plans are taken as for a large table (`rows_read_by_index`).
 """
 
 from __future__ import annotations
-
-from collections.abc import Awaitable, Callable
 
 import pytest
 
 from app.core import db
 from app.imports import policy, queries, services
 from app.imports.types import Claim
-from tests.plans import plan_of, rows_read, rows_written
+from tests.plans import rows_read_by_index, rows_written
 
 URLS = 120
 # The item itself, those in flight, the next pending one: a few, never the 115 done.
@@ -25,13 +22,6 @@ FEW = 8
 @pytest.fixture
 async def workspace(people) -> int:
     return (await people.member("editor")).workspace_id
-
-
-async def items_read(workspace_id: int, call: Callable[[], Awaitable[object]], marker: str) -> int:
-    async with db.workspace_tx(workspace_id) as tx:
-        await tx.execute("SET LOCAL enable_seqscan = off")
-        plan = await plan_of(workspace_id, call, marker, analyze=True)
-    return rows_read(plan, "import_items")
 
 
 async def far_into_a_job(workspace_id: int) -> Claim:
@@ -53,20 +43,23 @@ async def far_into_a_job(workspace_id: int) -> Claim:
 async def test_a_claim_reads_no_item_already_done(workspace):
     await far_into_a_job(workspace)
     claim = lambda: services.claim_next("w2")  # noqa: E731
-    assert await items_read(workspace, claim, "SKIP LOCKED") <= FEW
+    assert await rows_read_by_index(workspace, claim, "SKIP LOCKED", "import_items") <= FEW
 
 
 async def test_finishing_an_item_reads_no_item_already_done(workspace):
     claim = await far_into_a_job(workspace)
     fail = lambda: services.fail(claim, policy.Fail("Gone."))  # noqa: E731
-    assert await items_read(workspace, fail, "finished_at = now()") <= FEW
+    assert await rows_read_by_index(workspace, fail, "finished_at = now()", "import_items") <= FEW
 
 
 async def test_a_jobs_view_reads_its_latest_items_not_all(workspace):
     claim = await far_into_a_job(workspace)
     job = lambda: queries.job(workspace, claim.job_id)  # noqa: E731
     # Its first item, those in flight and the latest finished (its pace).
-    assert await items_read(workspace, job, "first_url") <= FEW + queries.PACE_ITEMS
+    assert (
+        await rows_read_by_index(workspace, job, "first_url", "import_items")
+        <= FEW + queries.PACE_ITEMS
+    )
 
 
 async def test_claims_and_finishes_write_the_job_row_in_place(workspace):

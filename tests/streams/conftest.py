@@ -3,7 +3,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from app.core import db
-from app.streams import providers
+from app.streams import providers, services
 from tests.fakes.fixtures import site, site_egress
 from tests.fakes.site import FakeSite
 from tests.streams.statuses import StatusProvider
@@ -18,6 +18,22 @@ async def statuses(site: FakeSite, site_egress) -> AsyncIterator[StatusProvider]
     providers.register(provider)
     yield provider
     providers.unregister(provider.name)
+
+
+async def home_column(
+    ws: int, name: str = "desk", *, secret: str = "tok-1", title: str = "Home"
+) -> tuple[int, int]:
+    """A Mastodon connection on the fake instance and a home column reading it:
+    (connection, column)."""
+    connection = await services.add_connection(
+        ws, "mastodon", name, instance="social.example", secret=secret
+    )
+    column = await services.create_column(
+        ws,
+        {"type": "platform_feed", "title": title, "spec": {"connection_id": connection}},
+        actor_user_id=None,
+    )
+    return connection, column
 
 
 async def make_due(*source_ids: int) -> None:

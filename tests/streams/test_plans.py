@@ -10,15 +10,13 @@ plan it once for any values).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-
 import pytest
 
 from app.core import db
 from app.streams import polling, queries, services
 from tests.fixtures import as_owner
-from tests.plans import plan_of, rows_read, rows_written
-from tests.streams.conftest import make_due, sources_of
+from tests.plans import rows_read_by_index, rows_written
+from tests.streams.conftest import home_column, make_due, sources_of
 from tests.streams.statuses import status, statuses_reply
 
 PAGE = 40
@@ -29,14 +27,7 @@ HISTORY = 200  # posts stored behind or around the page asked for
 async def wall(people, site, statuses) -> tuple[int, int, int]:  # type: ignore[no-untyped-def]
     """A workspace with a home column (platform_feed) and a keyword column; no posts yet."""
     ws, _owner = await people.workspace()
-    connection = await services.add_connection(
-        ws, "mastodon", "desk", instance="social.example", secret="tok-1"
-    )
-    home = await services.create_column(
-        ws,
-        {"type": "platform_feed", "title": "Home", "spec": {"connection_id": connection}},
-        actor_user_id=None,
-    )
+    _connection, home = await home_column(ws)
     keyword = await services.create_column(
         ws,
         {
@@ -71,18 +62,6 @@ async def store(ws: int, column_id: int, count: int, *, days_ago: int) -> None:
     await as_owner("ANALYZE feed_items, feed_item_columns")
 
 
-async def rows(
-    ws: int, call: Callable[[], Awaitable[object]], marker: str, table: str, *, generic: bool
-) -> int:
-    async with db.workspace_tx(ws) as tx:
-        # What an index can do for a page, as on a large wall: on these few rows hashing or
-        # sorting a whole table looks as cheap.
-        for plan_kind in ("seqscan", "bitmapscan", "hashjoin", "mergejoin", "sort"):
-            await tx.execute(f"SET LOCAL enable_{plan_kind} = off")
-        plan = await plan_of(ws, call, marker, analyze=True, generic=generic)
-    return rows_read(plan, table)
-
-
 async def test_an_older_page_of_a_column_reads_that_page_only(wall):
     """ "Load older" deep in a column: `$cursor IS NULL OR ...` left a generic plan (under row
     security) no index range, so it read the column from its newest post down to the cursor."""
@@ -95,7 +74,9 @@ async def test_an_older_page_of_a_column_reads_that_page_only(wall):
     assert third.next_cursor is not None
     older = lambda: queries.column_items(ws, keyword, third.next_cursor, PAGE)  # noqa: E731
     for generic in (False, True):
-        read = await rows(ws, older, "feed_item_columns", "feed_item_columns", generic=generic)
+        read = await rows_read_by_index(
+            ws, older, "feed_item_columns", "feed_item_columns", generic=generic
+        )
         assert read <= PAGE + 1
 
 
@@ -111,21 +92,19 @@ async def test_the_merged_feed_reads_a_page_of_each_home_column(wall):
     for cursor in (None, first.next_cursor):
         merged = lambda c=cursor: queries.merged_items(ws, c, PAGE)  # noqa: E731
         for generic in (False, True):
-            assert await rows(ws, merged, "DISTINCT", "feed_items", generic=generic) <= PAGE + 1
-            read = await rows(ws, merged, "DISTINCT", "feed_item_columns", generic=generic)
+            assert (
+                await rows_read_by_index(ws, merged, "DISTINCT", "feed_items", generic=generic)
+                <= PAGE + 1
+            )
+            read = await rows_read_by_index(
+                ws, merged, "DISTINCT", "feed_item_columns", generic=generic
+            )
             assert read <= PAGE + 1  # one home column: its page
 
 
 async def test_the_merged_feed_lists_a_post_of_two_home_columns_once(wall, site):
     ws, home, _keyword = wall
-    other = await services.add_connection(
-        ws, "mastodon", "desk2", instance="social.example", secret="tok-2"
-    )
-    second = await services.create_column(
-        ws,
-        {"type": "platform_feed", "title": "Home 2", "spec": {"connection_id": other}},
-        actor_user_id=None,
-    )
+    _other, second = await home_column(ws, "desk2", secret="tok-2", title="Home 2")
     site.routes["/api/v1/timelines/home"] = statuses_reply([status(1), status(2), status(3)])
     for column in (home, second):
         [source] = await sources_of(column)

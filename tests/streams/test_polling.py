@@ -16,7 +16,7 @@ from app.streams.types import COLUMNS_TOPIC, column_topic
 from app.wall import queries as wall_queries
 from tests.egress.servers import Reply
 from tests.plans import per_row_conditions, plan_of
-from tests.streams.conftest import items_of, make_due, source_row, sources_of
+from tests.streams.conftest import home_column, items_of, make_due, source_row, sources_of
 from tests.streams.statuses import status, statuses_reply
 
 RSS = "application/rss+xml; charset=utf-8"
@@ -313,14 +313,7 @@ async def test_an_unknown_handle_is_an_error_source_not_a_failed_column(people, 
 
 async def test_second_sighting_updates_metrics_and_fetched_time_only(people, site, statuses):
     ws, _owner = await people.workspace()
-    connection = await services.add_connection(
-        ws, "mastodon", "desk", instance="social.example", secret="tok-1"
-    )
-    column = await services.create_column(
-        ws,
-        {"type": "platform_feed", "title": "Home", "spec": {"connection_id": connection}},
-        actor_user_id=None,
-    )
+    _connection, column = await home_column(ws)
     [source] = await sources_of(column)
     site.routes["/api/v1/timelines/home"] = statuses_reply([status(1, favourites=0)])
     await polling.poll_source(ws, source, jitter=0)
@@ -406,14 +399,7 @@ async def test_removing_a_connection_disables_its_sources_and_the_column_says_wh
     from app.streams import queries
 
     ws, _owner = await people.workspace()
-    connection = await services.add_connection(
-        ws, "mastodon", "desk", instance="social.example", secret="t"
-    )
-    column = await services.create_column(
-        ws,
-        {"type": "platform_feed", "title": "Home", "spec": {"connection_id": connection}},
-        actor_user_id=None,
-    )
+    connection, column = await home_column(ws, secret="t")
     [source] = await sources_of(column)
     await services.delete_connection(ws, connection)
     assert not await polling.poll_source(ws, source, jitter=0)
