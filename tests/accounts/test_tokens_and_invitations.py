@@ -6,6 +6,14 @@ from app.core import config, db
 from tests.factories import PASSWORD, post_form, sign_in
 
 
+async def invitation_link(client, form: dict[str, str]) -> str:  # type: ignore[no-untyped-def]
+    """The path of the invitation link the signed-in admin's form makes (shown once)."""
+    invited = await post_form(client, "/settings/members/invite", form)
+    found = re.search(r'value="http://testserver\.local(/invite/[^"]+)"', invited.text)
+    assert found is not None, invited.text
+    return found.group(1)
+
+
 async def test_a_new_token_is_shown_once_and_works_as_bearer(client, people):
     person = await people.member("editor")
     await sign_in(client, person.email)
@@ -48,8 +56,7 @@ async def test_a_token_without_a_name_keeps_the_form_and_says_why(client, people
 async def test_an_invitation_link_makes_a_new_person_a_member(client, new_client, people):
     owner = await people.member("owner")
     await sign_in(client, owner.email)
-    invited = await post_form(client, "/settings/members/invite", {"role": "viewer", "email": ""})
-    link = re.search(r'value="http://testserver\.local(/invite/[^"]+)"', invited.text).group(1)
+    link = await invitation_link(client, {"role": "viewer", "email": ""})
     guest = new_client()
     page = await guest.get(link)
     assert page.status_code == 200
@@ -72,8 +79,7 @@ async def test_an_invitation_link_makes_a_new_person_a_member(client, new_client
 async def test_a_person_who_signs_up_in_german_keeps_german(client, new_client, people):
     owner = await people.member("owner")
     await sign_in(client, owner.email)
-    invited = await post_form(client, "/settings/members/invite", {"role": "viewer", "email": ""})
-    link = re.search(r'value="http://testserver\.local(/invite/[^"]+)"', invited.text).group(1)
+    link = await invitation_link(client, {"role": "viewer", "email": ""})
     guest = new_client()
     guest.headers["Accept-Language"] = "de-DE,de;q=0.9,en;q=0.5"
     assert 'lang="de"' in (await guest.get(link)).text  # the sign-up page follows the browser
@@ -90,8 +96,7 @@ async def test_a_person_who_signs_up_in_german_keeps_german(client, new_client, 
 async def test_sign_up_with_a_short_password_keeps_what_was_typed(client, new_client, people):
     owner = await people.member("owner")
     await sign_in(client, owner.email)
-    invited = await post_form(client, "/settings/members/invite", {"role": "editor"})
-    link = re.search(r'value="http://testserver\.local(/invite/[^"]+)"', invited.text).group(1)
+    link = await invitation_link(client, {"role": "editor"})
     guest = new_client()
     await guest.get(link)
     response = await post_form(
@@ -129,8 +134,7 @@ async def test_an_existing_person_accepts_an_invitation_and_gets_the_switcher(
     owner = await people.member("owner")
     other = await people.member("owner")
     await sign_in(client, owner.email)
-    invited = await post_form(client, "/settings/members/invite", {"role": "editor"})
-    link = re.search(r'value="http://testserver\.local(/invite/[^"]+)"', invited.text).group(1)
+    link = await invitation_link(client, {"role": "editor"})
     guest = new_client()
     await sign_in(guest, other.email)
     accepted = await post_form(guest, f"{link}/accept")
