@@ -179,8 +179,8 @@ class FeedsApi(Controller):
         self, request: Request, cursor: Cursor = None, limit: Limit = None
     ) -> dict[str, Any]:
         """Every connection's home timeline in one list, with the columns beside it."""
-        viewer, workspace_id = member_of(request)
-        await services.seed_platform_columns(workspace_id, actor_user_id=viewer.user_id)
+        _viewer, workspace_id = member_of(request)
+        await services.seed_platform_columns(workspace_id)
         page = await queries.merged_items(workspace_id, cursor, queries.page_limit(limit))
         columns = await queries.list_columns(workspace_id)
         return {
@@ -205,7 +205,7 @@ class FeedsApi(Controller):
     @get("/columns")
     async def list_columns(self, request: Request) -> dict[str, Any]:
         viewer, workspace_id = member_of(request)
-        await services.seed_platform_columns(workspace_id, actor_user_id=viewer.user_id)
+        await services.seed_platform_columns(workspace_id)
         columns = await queries.list_columns(workspace_id)
         return {"columns": [column_json(c, viewer.time_zone) for c in columns]}
 

@@ -449,9 +449,13 @@ async def move_column(workspace_id: int, column_id: int, position: object) -> No
     await reorder_columns(workspace_id, order)
 
 
-async def seed_platform_columns(workspace_id: int, *, actor_user_id: int | None) -> int:
+async def seed_platform_columns(workspace_id: int) -> int:
     """One platform_feed column (home) per connection that never had one: lazy, idempotent,
-    safe under concurrent first listings (one advisory lock per workspace)."""
+    safe under concurrent first listings (one advisory lock per workspace).
+
+    The column is made by whoever connected the account (the connection's `created_by`),
+    never by whoever happens to list the columns first: a viewer opening the wall is not
+    the author of the workspace's columns."""
     missing = await queries.connections_without_column(workspace_id)
     if not missing:
         return 0
@@ -475,8 +479,9 @@ async def seed_platform_columns(workspace_id: int, *, actor_user_id: int | None)
             column_id = await tx.fetchval(
                 "INSERT INTO stream_columns (workspace_id, type, title, position, spec,"
                 " refresh_policy, created_by) VALUES ($1, 'platform_feed', $2, $3, $4::jsonb,"
-                " '{\"paused\": false}', $5) RETURNING id",
-                workspace_id, form.title, position, _spec_json(form, unsupported), actor_user_id,
+                " '{\"paused\": false}', (SELECT created_by FROM stream_connections"
+                " WHERE workspace_id = $1 AND id = $5)) RETURNING id",
+                workspace_id, form.title, position, _spec_json(form, unsupported), connection.id,
             )  # fmt: skip
             await _link_sources(tx, workspace_id, int(column_id), plans)
             made += 1

@@ -83,7 +83,7 @@ class WallController(Controller):
     @get("/")
     async def wall(self, request: Request) -> Template:
         viewer, workspace_id = member_of(request)
-        await columns.seed_platform_columns(workspace_id, actor_user_id=viewer.user_id)
+        await columns.seed_platform_columns(workspace_id)
         wall = await load_wall(workspace_id)
         mine = await queries.widths(workspace_id, viewer.user_id)
         return await page(

@@ -282,7 +282,7 @@ class PlatformsSettings(Controller):
                 request, provider, data, {field: error.message}, error.status
             )
         # Its home timeline becomes a column now, so the list below says which column reads it.
-        await services.seed_platform_columns(workspace_id, actor_user_id=viewer.user_id)
+        await services.seed_platform_columns(workspace_id)
         return Redirect(f"{URL}?connected={connection_id}#connections", status_code=303)
 
     async def _connect_failed(

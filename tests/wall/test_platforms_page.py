@@ -129,7 +129,7 @@ async def test_removing_asks_first_then_disables_its_columns(client, people, dem
         {"provider": "mastodon", "instance": "chaos.social", "secret": DEMO_TOKEN},
         actor_user_id=None,
     )
-    await services.seed_platform_columns(ws, actor_user_id=None)
+    await services.seed_platform_columns(ws)
     [use] = await queries.connection_uses(ws)
     confirm = await client.get(f"{URL}/connections/{connection_id}/remove")
     assert confirm.status_code == 200
@@ -259,7 +259,7 @@ async def test_the_wall_sends_people_here_to_mend_a_column(client, people, demo)
         {"provider": "mastodon", "instance": "chaos.social", "secret": DEMO_TOKEN},
         actor_user_id=None,
     )
-    await services.seed_platform_columns(ws, actor_user_id=None)
+    await services.seed_platform_columns(ws)
     assert (
         "Connect an account in Settings"
         not in (await client.get("/wall/columns/new?type=platform_feed")).text
@@ -281,7 +281,7 @@ async def test_the_page_follows_connection_states_keys_and_caps_live(client, peo
     connection_id = await services.add_connection(
         ws, "mastodon", "maya@chaos.social", instance="chaos.social", secret=DEMO_TOKEN
     )
-    await services.seed_platform_columns(ws, actor_user_id=None)
+    await services.seed_platform_columns(ws)
     stream = platforms_stream(await stream_request(person.user_id, f"{URL}/stream")).iterator
     first = await next_event(stream)
     assert "Waiting for the first poll" in first

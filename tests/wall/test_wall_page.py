@@ -414,3 +414,20 @@ def test_every_source_state_reads_in_german(state):
     with i18n.speaking("de"):
         german = source_state_label(state)
     assert german != source_state_label(state)
+
+
+async def test_a_viewer_opening_the_wall_first_does_not_become_its_columns_creator(
+    client, people, statuses
+):
+    """The home column of a connected account is seeded lazily, on the first listing; it is
+    the connecting person's column, whoever lists first."""
+    owner = await people.member("owner")
+    viewer = await people.member("viewer", owner.workspace_id)
+    await services.add_connection(
+        owner.workspace_id, "mastodon", "desk", instance="social.example",
+        actor_user_id=owner.user_id,
+    )  # fmt: skip
+    await sign_in(client, viewer.email)
+    assert (await client.get("/wall")).status_code == 200
+    creators = await db.fetch("SELECT type, created_by FROM stream_columns")
+    assert [(r["type"], r["created_by"]) for r in creators] == [("platform_feed", owner.user_id)]
