@@ -20,6 +20,9 @@ MAX_LISTED_JOBS = 100
 # The pace of a running job is read from the items it finished in this last stretch: a pause,
 # or failed items retried a day later, then say nothing about how fast it goes now. At most
 # the latest PACE_ITEMS of them (by index): the page asks up to four times a second.
+# Every read of the job's pending items takes one row from the pending index, never a scan of
+# them (up to 5,000): `waiting_for` is the host of the item that comes back first, if any waits
+# (a budget wait lasts until the host's next token, mostly shorter than a retry's backoff).
 PACE_WINDOW_SECONDS = 600
 PACE_ITEMS = 50
 
@@ -30,7 +33,8 @@ _JOB_COLUMNS = f"""
   (SELECT count(*) FROM import_items i WHERE i.job_id = j.id AND i.state = 'extracting'
      AND i.leased_until > now()) AS in_flight,
   coalesce((SELECT i.waiting_for FROM import_items i WHERE i.job_id = j.id
-     AND i.state = 'pending' AND i.waiting_for <> '' LIMIT 1), '') AS waiting_for,
+     AND i.state = 'pending' AND i.next_attempt_at > now()
+     ORDER BY i.next_attempt_at LIMIT 1), '') AS waiting_for,
   coalesce((SELECT i.url FROM import_items i
      WHERE i.workspace_id = j.workspace_id AND i.job_id = j.id ORDER BY i.idx LIMIT 1), '')
     AS first_url,

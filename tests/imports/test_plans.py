@@ -62,6 +62,16 @@ async def test_a_jobs_view_reads_its_latest_items_not_all(workspace):
     )
 
 
+async def test_a_jobs_view_reads_no_pending_item_but_the_one_it_names(workspace):
+    """ "Waiting for <host>" names one host: the page must not read every pending item (up to
+    5,000, up to four times a second) to find out that none waits for one."""
+    urls = [f"https://news.example/{n}" for n in range(URLS)]
+    job_id = await services.create_job(workspace, urls, actor_user_id=None)
+    assert await services.claim_next("w1") is not None  # running, the rest pending and due
+    job = lambda: queries.job(workspace, job_id)  # noqa: E731
+    assert await rows_read_by_index(workspace, job, "first_url", "import_items") <= FEW
+
+
 async def test_claims_and_finishes_write_the_job_row_in_place(workspace):
     """Three writes of the job's row per item: with new index entries each time, its dead
     versions would pile up during an import and slow every read of the job."""
