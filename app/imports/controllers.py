@@ -343,6 +343,8 @@ def job_json(job: JobView) -> dict[str, Any]:
         "in_flight": job.in_flight,
         "waiting_for_host": job.waiting_for or None,
         "eta_seconds": job.eta_seconds,
+        # Every open item waits for its next attempt; the first comes back then.
+        "retry_at": job.retry_at.isoformat() if job.retry_at else None,
         "created_at": job.created_at.isoformat(),
         "started_at": job.started_at.isoformat() if job.started_at else None,
         "finished_at": job.finished_at.isoformat() if job.finished_at else None,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.articles.labels import warning_label
-from app.core.i18n import format_number, gettext, ngettext
+from app.core.i18n import format_datetime, format_number, gettext, ngettext
 from app.imports.types import JobView
 
 
@@ -32,9 +32,9 @@ ITEM_STATES = {
 }
 
 
-def _count(singular: str, plural: str, num: int) -> str:
+def _count(singular: str, plural: str, num: int, **values: str) -> str:
     """A count as its reader writes numbers: "1.234 Duplikate"."""
-    return ngettext(singular, plural, num) % {"num": format_number(num)}
+    return ngettext(singular, plural, num) % {"num": format_number(num), **values}
 
 
 def job_status_label(value: str) -> str:
@@ -45,12 +45,20 @@ def item_state_label(value: str) -> str:
     return gettext(ITEM_STATES.get(value, value))
 
 
-def time_left(job: JobView) -> str:
-    """An honest estimate: none before there is a pace to go by, rounded as people say it."""
+def time_left(job: JobView, time_zone: str = "UTC") -> str:
+    """An honest estimate: none before there is a pace to go by, rounded as people say it;
+    while every open item waits for its next attempt, that wait, at the reader's clock."""
     if job.status.value == "paused":
         return gettext("Paused: nothing new is fetched until you resume.")
     if not job.active:
         return ""
+    if job.retry_at is not None:
+        return _count(
+            "%(num)s item waits to be tried again (next at %(time)s)",
+            "%(num)s items wait to be tried again (next at %(time)s)",
+            job.counters.left,
+            time=format_datetime(job.retry_at, time_zone, "time"),
+        )
     if job.eta_seconds is None:
         return gettext("Estimating the time left once the first pages are in…")
     seconds = job.eta_seconds

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from asyncpg import Record
 
 from app.core import config, db
@@ -35,6 +37,9 @@ _JOB_COLUMNS = f"""
   coalesce((SELECT i.waiting_for FROM import_items i WHERE i.job_id = j.id
      AND i.state = 'pending' AND i.next_attempt_at > now()
      ORDER BY i.next_attempt_at LIMIT 1), '') AS waiting_for,
+  (SELECT i.next_attempt_at FROM import_items i WHERE i.job_id = j.id AND i.state = 'pending'
+     ORDER BY i.next_attempt_at LIMIT 1) AS next_attempt_at,
+  now() AS read_at,
   coalesce((SELECT i.url FROM import_items i
      WHERE i.workspace_id = j.workspace_id AND i.job_id = j.id ORDER BY i.idx LIMIT 1), '')
     AS first_url,
@@ -48,14 +53,25 @@ _JOB_COLUMNS = f"""
 """
 
 
+def retry_at(
+    status: JobStatus, in_flight: int, next_attempt_at: datetime | None, now: datetime
+) -> datetime | None:
+    """When the first item comes back, if every open item waits for its next attempt (a
+    backoff, a Retry-After, a host's budget); else None: something is due or being read."""
+    if status not in (JobStatus.QUEUED, JobStatus.RUNNING) or in_flight:
+        return None
+    return next_attempt_at if next_attempt_at is not None and next_attempt_at > now else None
+
+
 def eta_seconds(
-    counters: Counters, status: JobStatus, seconds_per_item: float | None
+    counters: Counters, status: JobStatus, seconds_per_item: float | None, waiting: bool
 ) -> int | None:
     """Remaining items at the recent pace (from the first claim of the items finished in the
-    last PACE_WINDOW_SECONDS to now, per item); None while there is no such pace."""
-    if status != JobStatus.RUNNING or seconds_per_item is None:
+    last PACE_WINDOW_SECONDS to now, per item); None while there is no such pace, or while
+    every open item waits for a retry (the pace says nothing of how long that is)."""
+    if status != JobStatus.RUNNING or seconds_per_item is None or waiting:
         return None
-    return max(0, round(seconds_per_item * (counters.total - counters.finished)))
+    return max(0, round(seconds_per_item * counters.left))
 
 
 def _job(r: Record) -> JobView:
@@ -68,6 +84,7 @@ def _job(r: Record) -> JobView:
         cancelled=r["cancelled_count"],
     )
     status = JobStatus(r["status"])
+    comes_back_at = retry_at(status, r["in_flight"], r["next_attempt_at"], r["read_at"])
     return JobView(
         id=r["id"],
         status=status,
@@ -79,7 +96,10 @@ def _job(r: Record) -> JobView:
         finished_at=r["finished_at"],
         in_flight=r["in_flight"],
         waiting_for=r["waiting_for"],
-        eta_seconds=eta_seconds(counters, status, r["seconds_per_item"]),
+        eta_seconds=eta_seconds(
+            counters, status, r["seconds_per_item"], waiting=comes_back_at is not None
+        ),
+        retry_at=comes_back_at,
         first_url=r["first_url"],
     )
 

@@ -69,6 +69,11 @@ class Counters:
         return self.saved + self.duplicates + self.errors + self.cancelled
 
     @property
+    def left(self) -> int:
+        """Items not finished yet: pending or being read."""
+        return self.total - self.finished
+
+    @property
     def percent(self) -> int:
         return 100 if not self.total else int(100 * self.finished / self.total)
 
@@ -86,6 +91,9 @@ class JobView:
     in_flight: int  # items being read now
     waiting_for: str  # a host whose budget pending items wait for, "" if none
     eta_seconds: int | None  # an honest estimate from the pace so far; None before it is known
+    # Every open item waits for its next attempt (backoff, Retry-After, a host's budget):
+    # the first comes back then. None when an item is due or being read.
+    retry_at: datetime | None
     first_url: str  # the first item's URL, to name a job in a list
 
     @property

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from zoneinfo import ZoneInfo
+
 import pytest
 
 from app.accounts import services as accounts
 from app.imports import queries, services
 from app.imports.types import JobStatus
-from tests.factories import csrf_of, post_form, sign_in
+from tests.egress.servers import Reply
+from tests.factories import csrf_of, post_form, sign_in, signed_in_speaking
 from tests.imports.helpers import item_rows, run_worker
 
 URLS = "https://news.example/a\nhttps://news.example/b\nhttps://NEWS.example/a\nftp://x.example/"
@@ -211,3 +214,41 @@ async def test_a_job_page_counts_in_the_readers_language(client, people, site, s
     page = await client.get(f"/articles/import/{job_id}")
     assert "2 / 2 — 1 Fehler" in page.text
     assert f"<h1>Import #{job_id}</h1>" in page.text
+
+
+@pytest.mark.parametrize(
+    ("locale", "zone", "clock", "says"),
+    [
+        ("en", "Asia/Kolkata", "%-I:%M\u202f%p", "1 item waits to be tried again (next at {})"),
+        (
+            "de",
+            "Europe/Berlin",
+            "%H:%M",
+            "1 Adresse wartet auf einen neuen Versuch (der nächste um {})",
+        ),
+    ],
+)
+async def test_a_job_whose_open_items_wait_for_a_retry_says_so_and_when(
+    client, people, site, site_egress, locale, zone, clock, says
+):
+    """One page saved, one answered 429 "Retry-After: 120": the saved page's pace made it
+    "less than a minute left"; the page says what happens, at the reader's clock."""
+    person = await signed_in_speaking(client, people, locale, zone)
+    site.routes["/news/ok"] = site.page("article.html")
+    site.routes["/busy"] = Reply(status=429, headers=[("Retry-After", "120")])
+    job_id = await services.create_job(
+        person.workspace_id, [f"{site.base}/news/ok", f"{site.base}/busy"], actor_user_id=None
+    )
+    await run_worker()
+    waiting = [r for r in await item_rows(job_id) if r["state"] == "pending"]
+    assert len(waiting) == 1
+    at = waiting[0]["next_attempt_at"].astimezone(ZoneInfo(zone)).strftime(clock)
+    page = await client.get(f"/articles/import/{job_id}")
+    assert says.format(at) in page.text
+    assert "inute" not in page.text  # no "less than a minute left" / "Weniger als eine Minute"
+    token = await accounts.issue_api_token(person.workspace_id, person.user_id, "script")
+    api = await client.get(
+        f"/api/v1/imports/{job_id}", headers={"Authorization": f"Bearer {token}"}
+    )
+    assert api.json()["eta_seconds"] is None
+    assert api.json()["retry_at"] == waiting[0]["next_attempt_at"].isoformat()
