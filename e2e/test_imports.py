@@ -9,10 +9,13 @@ from collections.abc import AsyncIterator
 import pytest
 from playwright.async_api import Browser, Page, expect
 
+from app.imports import services
+from app.imports.types import JobStatus
 from e2e.conftest import PageWatch, Server, _watched_context, sign_in_page
 from tests.egress.servers import Reply
 from tests.factories import PASSWORD
 from tests.fakes.site import FakeSite
+from tests.imports.helpers import job_of
 
 READER = re.compile(r"/articles/\d+$")  # the reader page of one article
 SLOW = 2.0  # seconds each page takes: long enough to pause mid-job
@@ -136,3 +139,35 @@ async def test_the_bookmarklets_save_page_works_under_our_csp(
     await page.click("#save-form button[type=submit]")
     await page.wait_for_url(READER, timeout=20_000)
     await expect(page.locator("h1")).to_contain_text("River towns vote")
+
+
+async def test_cancel_asks_first_on_a_phone(
+    phone: Page, watch: PageWatch, people, slow_pages: list[str]
+):
+    """Cancel ended an import on one tap; now it asks, saying how many addresses are lost,
+    and only OK cancels (the app's confirm: nothing our CSP refuses, on a touch screen too)."""
+    editor = await people.member("editor")
+    await sign_in_page(phone, editor.email, PASSWORD)
+    job_id = await services.create_job(
+        editor.workspace_id, slow_pages, actor_user_id=editor.user_id
+    )
+    await phone.goto(f"/articles/import/{job_id}")
+    summary = phone.locator("#import-summary")
+    cancel = summary.locator("button.cancel")
+    await expect(cancel).to_have_text("Cancel import")
+    await expect(cancel).to_be_in_viewport()
+
+    async with phone.expect_event("dialog"):  # the watch answers it "Cancel" (dismiss)
+        await cancel.tap()
+    assert re.fullmatch(
+        r"\d addresse?s? will not be imported\. OK cancels the import for good\.",
+        watch.dialogs[0],
+    ), watch.dialogs
+    await phone.wait_for_timeout(500)  # no form post follows
+    await expect(summary).not_to_have_attribute("data-status", "cancelled")
+    assert (await job_of(editor.workspace_id, job_id)).status != JobStatus.CANCELLED
+
+    await phone.evaluate("window.confirm = () => true")  # OK
+    await cancel.tap()
+    await expect(summary).to_have_attribute("data-status", "cancelled")
+    assert (await job_of(editor.workspace_id, job_id)).status == JobStatus.CANCELLED

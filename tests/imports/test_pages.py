@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -252,3 +254,40 @@ async def test_a_job_whose_open_items_wait_for_a_retry_says_so_and_when(
     )
     assert api.json()["eta_seconds"] is None
     assert api.json()["retry_at"] == waiting[0]["next_attempt_at"].isoformat()
+
+
+CANCEL_BUTTON = re.compile(r"<button[^>]*class=\"cancel danger\"[^>]*>([^<]*)</button>", re.S)
+
+
+@pytest.mark.parametrize(
+    ("locale", "label", "question"),
+    [
+        (
+            "en",
+            "Cancel import",
+            "3 addresses will not be imported. OK cancels the import for good.",
+        ),
+        (
+            "de",
+            "Import abbrechen",
+            "3 Adressen werden nicht mehr importiert. Mit OK wird der Import endgültig beendet.",
+        ),
+    ],
+)
+async def test_cancel_asks_first_and_says_how_many_addresses_are_lost(
+    client, people, locale, label, question
+):
+    """One click cancelled an import, and German "Abbrechen" reads as "close this": the
+    button says what it ends, and asks first (the app's confirm, no inline script)."""
+    person = await signed_in_speaking(client, people, locale)
+    urls = [f"https://news.example/{n}" for n in range(3)]
+    job_id = await services.create_job(person.workspace_id, urls, actor_user_id=None)
+    page = await client.get(f"/articles/import/{job_id}")
+    match = CANCEL_BUTTON.search(page.text)
+    assert match is not None
+    assert match.group(1) == label
+    asks = re.search(
+        r"data-on:click='confirm\((\"[^']*\")\) \|\| evt.preventDefault\(\)'", match[0]
+    )
+    assert asks is not None
+    assert json.loads(asks.group(1)) == question
