@@ -38,6 +38,7 @@ from app.accounts.throttle import (
 from app.accounts.types import AccountError, NewSession, Viewer
 from app.core.config import active
 from app.core.i18n import LANGUAGES, _, format_number, ngettext
+from app.web.form_pages import FORM_PAGE
 from app.web.pages import Form, page, same_site_path
 
 
@@ -158,7 +159,7 @@ class WorkspaceController(Controller):
                 return Redirect("/", status_code=303)
         return await self._welcome(request)
 
-    @post("/workspaces")
+    @post("/workspaces", opt={FORM_PAGE: "/welcome"})
     async def create(
         self, request: Request, data: Annotated[WorkspaceForm, Form]
     ) -> Template | Redirect:
@@ -177,7 +178,7 @@ class WorkspaceController(Controller):
             await services.switch_workspace(viewer.session_id, viewer.user_id, workspace_id)
         return Redirect("/", status_code=303)
 
-    @post("/workspaces/{workspace_id:int}/leave")
+    @post("/workspaces/{workspace_id:int}/leave", opt={FORM_PAGE: "/settings"})
     async def leave(self, request: Request, workspace_id: FromPath[int]) -> Template | Redirect:
         viewer = viewer_of(request)
         try:

@@ -40,6 +40,7 @@ from app.wall.live import (
 )
 from app.wall.platforms import PlatformsSettings
 from app.wall.types import PAGE_SIZE, Wall, WallColumn
+from app.web.form_pages import FORM_PAGE
 from app.web.pages import is_datastar, page
 from app.web.templating import render_block
 
@@ -243,7 +244,7 @@ class WallController(Controller):
         c = await _column(workspace_id, column_id)
         return await self._editor(request, editor.Typed.of_column(c.column), column_id=column_id)
 
-    @post("/columns", guards=MANAGE)
+    @post("/columns", guards=MANAGE, opt={FORM_PAGE: "/wall/columns/new"})
     async def create(self, request: Request) -> Response[Any]:
         viewer, workspace_id = member_of(request)
         typed = editor.Typed.of(await _form(request))
@@ -257,7 +258,9 @@ class WallController(Controller):
             )
         return _closed(request, column_id)
 
-    @post("/columns/{column_id:int}", guards=MANAGE)
+    @post(
+        "/columns/{column_id:int}", guards=MANAGE, opt={FORM_PAGE: "/wall/columns/{column_id}/edit"}
+    )
     async def update(self, request: Request, column_id: FromPath[int]) -> Response[Any]:
         _viewer, workspace_id = member_of(request)
         typed = editor.Typed.of(await _form(request))

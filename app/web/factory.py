@@ -21,6 +21,7 @@ from app.live.fanout import fanout
 from app.live.hub import hub
 from app.web import mcp, routes
 from app.web.errors import EXCEPTION_HANDLERS
+from app.web.form_pages import redirect_gets_to_form_pages
 from app.web.health import healthz, readyz
 from app.web.odd_input import refuse_odd_path_values
 from app.web.security import add_security_headers, csp_report
@@ -55,6 +56,7 @@ def create_app(settings: Settings, *, manage_connections: bool = True) -> Litest
 
     mcp.configure(settings)
     pages = Router(path="/", route_handlers=routes.page_handlers(), include_in_schema=False)
+    redirect_gets_to_form_pages(pages)
     api = Router(
         path="/api/v1",
         route_handlers=routes.api_handlers(),
