@@ -318,6 +318,7 @@ class FeedsApi(Controller):
     @put("/credentials/{provider:str}", guards=[allows(Permission.SETTINGS_MANAGE)])
     async def set_credential(self, request: Request, provider: FromPath[str]) -> dict[str, Any]:
         _viewer, workspace_id = member_of(request)
+        services.require_key_platform(provider)  # before the body: say which platforms there are
         data = await _body(request)
         secret = data.get("secret") if isinstance(data, dict) else None
         label = data.get("label", "") if isinstance(data, dict) else ""

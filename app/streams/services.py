@@ -248,10 +248,19 @@ async def delete_connection(workspace_id: int, connection_id: int) -> None:
         _publish_columns(tx, _flatten(row["columns"] for row in columns))
 
 
+def require_key_platform(provider: str) -> None:
+    """Refuse a platform that takes no workspace key, naming those that do."""
+    if not _takes_workspace_key(provider):
+        raise StreamsError(
+            _("Unknown platform %(p)r; choose from %(all)s.")
+            % {"p": provider[:40], "all": ", ".join(_keyed_providers())},
+            field="provider",
+        )
+
+
 async def set_credential(workspace_id: int, provider: str, secret: str, label: str = "") -> None:
     """The workspace's key for a provider (YouTube API key, X bearer, Bluesky app password)."""
-    if platforms.platform(provider) is None:
-        raise StreamsError(_("Unknown platform."), field="provider")
+    require_key_platform(provider)
     if not secret.strip():
         raise StreamsError(_("Enter the key."), field="secret")
     sealed = seal(secret.strip(), context=vault_contexts.credential(workspace_id, provider))

@@ -367,6 +367,25 @@ async def test_workspace_keys_are_sealed_and_only_ever_reported_as_configured(cl
     assert unknown.status_code == 422
 
 
+async def test_a_key_for_an_unknown_platform_names_the_platforms_that_take_one(client, people):
+    _person, auth = await api(people, "admin")
+    url = "/api/v1/feeds/credentials"
+    for provider, body in [
+        ("orkut", None),
+        ("orkut", {"secret": 7}),
+        ("mastodon", {"secret": "k"}),
+    ]:
+        response = await client.put(f"{url}/{provider}", json=body, headers=auth)
+        assert response.status_code == 422, provider
+        detail = response.json()["detail"]
+        assert detail == (
+            f"Unknown platform '{provider}'; choose from bluesky, youtube, x, instagram."
+        ), detail
+    assert await db.fetchval("SELECT count(*) FROM stream_credentials") == 0
+    known = await client.put(f"{url}/youtube", json={"secret": 7}, headers=auth)
+    assert (known.status_code, known.json()["detail"]) == (422, "Send the key as a string.")
+
+
 async def test_concurrent_imports_make_each_column_once_and_a_bad_term_imports_nothing(
     client, people, statuses
 ):
