@@ -341,6 +341,9 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(
         level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    # Piccolo's engine logs "Running Postgres version ..." at INFO each time one is made
+    # (every command makes one or two): noise on a command's output. Its warnings still show.
+    logging.getLogger("piccolo.engine").setLevel(max(logging.WARNING, logging.root.level))
     args.run(settings, args)
 
 
