@@ -13,11 +13,24 @@ import asyncio
 import functools
 import logging
 import ssl
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Callable,
+    Coroutine,
+    Iterator,
+    Mapping,
+    Sequence,
+)
+from contextlib import (
+    AbstractAsyncContextManager,
+    AsyncExitStack,
+    asynccontextmanager,
+    contextmanager,
+)
 from dataclasses import dataclass
 from http.cookiejar import Cookie, CookieJar, CookiePolicy
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec
 
 import httpcore
 import httpx
@@ -60,6 +73,7 @@ if TYPE_CHECKING:
     from urllib.request import Request as UrllibRequest
 
 log = logging.getLogger(__name__)
+P = ParamSpec("P")  # the keywords of Egress.stream, which Egress.fetch takes too
 
 DEFAULT_ACCEPT: frozenset[int] = frozenset({304})
 ACCEPT_ENCODING = "gzip, deflate, br"  # exactly what decoding.py can undo in bounded steps
@@ -252,6 +266,24 @@ class _BudgetKeys:
         return [(key, self.fallback), *self.extra]
 
 
+def _read_whole(
+    stream: Callable[Concatenate[Egress, P], AbstractAsyncContextManager[Streamed]],
+) -> Callable[Concatenate[Egress, P], Coroutine[Any, Any, Fetched]]:
+    """`Egress.fetch` from `Egress.stream`: its keywords, typed as they are listed there
+    (once), and the whole body read."""
+
+    async def fetch(self: Egress, *args: P.args, **kwargs: P.kwargs) -> Fetched:
+        async with stream(self, *args, **kwargs) as response:
+            body = bytearray()
+            async for piece in response.body:
+                body += piece
+        return Fetched(
+            response.url, response.status, response.headers, bytes(body), response.redirects
+        )
+
+    return fetch
+
+
 class Egress:
     """Every outbound HTTP request of the process. Make it with `open_egress`."""
 
@@ -298,60 +330,6 @@ class Egress:
     async def aclose(self) -> None:
         await self._client.aclose()
 
-    async def fetch(
-        self,
-        url: str,
-        *,
-        method: str = "GET",
-        headers: Mapping[str, str] | None = None,
-        content: bytes | None = None,
-        data: Mapping[str, str] | None = None,
-        json: Any = None,
-        max_bytes: int | None = None,
-        accept_statuses: frozenset[int] = DEFAULT_ACCEPT,
-        budget: bool = True,
-        budget_key: str | None = None,
-        budget_wait: float | None = None,
-        total_timeout: float | None = None,
-        host_budget: HostBudget | None = None,
-        extra_budgets: Sequence[tuple[str, HostBudget]] = (),
-    ) -> Fetched:
-        """One whole response: 2xx or an accepted status, body decoded and capped.
-
-        `max_bytes` defaults to EGRESS_MAX_BYTES, `total_timeout` (all hops and
-        the body) to EGRESS_TOTAL_TIMEOUT, `budget_wait` (seconds to wait for the
-        host's budget before RateLimited) to the Egress's default. `budget=False`
-        skips the host budget (for callers with their own ledger); `budget_key`
-        spends a budget of that name instead of the host's on the URL's own host
-        (the analysis endpoint, so its calls never use up a feed host's). `host_budget`
-        is the URL's own host's budget unless EGRESS_HOST_BUDGETS names the host (a
-        platform's documented limit, e.g. a Mastodon instance's); `extra_budgets` are
-        (name, budget) pairs spent too on that host (e.g. "host#paged"). A redirect
-        status listed in `accept_statuses` is returned instead of followed.
-        """
-        async with self.stream(
-            url,
-            method=method,
-            headers=headers,
-            content=content,
-            data=data,
-            json=json,
-            max_bytes=max_bytes,
-            accept_statuses=accept_statuses,
-            budget=budget,
-            budget_key=budget_key,
-            budget_wait=budget_wait,
-            total_timeout=total_timeout,
-            host_budget=host_budget,
-            extra_budgets=extra_budgets,
-        ) as response:
-            body = bytearray()
-            async for piece in response.body:
-                body += piece
-        return Fetched(
-            response.url, response.status, response.headers, bytes(body), response.redirects
-        )
-
     @asynccontextmanager
     async def stream(
         self,
@@ -371,10 +349,20 @@ class Egress:
         host_budget: HostBudget | None = None,
         extra_budgets: Sequence[tuple[str, HostBudget]] = (),
     ) -> AsyncIterator[Streamed]:
-        """Like `fetch`, but the body is read on demand from `Streamed.body`.
+        """A response whose body is read on demand from `Streamed.body`: 2xx or an
+        accepted status, decoded and capped. The connection, the in-flight slot and
+        the total deadline last until the block ends; leave it soon.
 
-        The connection, the in-flight slot and the total deadline last until
-        the block ends; leave it soon.
+        `max_bytes` defaults to EGRESS_MAX_BYTES, `total_timeout` (all hops and
+        the body) to EGRESS_TOTAL_TIMEOUT, `budget_wait` (seconds to wait for the
+        host's budget before RateLimited) to the Egress's default. `budget=False`
+        skips the host budget (for callers with their own ledger); `budget_key`
+        spends a budget of that name instead of the host's on the URL's own host
+        (the analysis endpoint, so its calls never use up a feed host's). `host_budget`
+        is the URL's own host's budget unless EGRESS_HOST_BUDGETS names the host (a
+        platform's documented limit, e.g. a Mastodon instance's); `extra_budgets` are
+        (name, budget) pairs spent too on that host (e.g. "host#paged"). A redirect
+        status listed in `accept_statuses` is returned instead of followed.
         """
         cap = max_bytes if max_bytes is not None else self._settings.egress_max_bytes
         deadline = _Deadline(
@@ -395,6 +383,9 @@ class Egress:
             yield Streamed(
                 str(response.url), response.status_code, response.headers, redirects, body
             )
+
+    # One whole response, body read into `Fetched.content`; the same keywords as `stream`.
+    fetch = _read_whole(stream)
 
     def _build(
         self,
