@@ -1,5 +1,7 @@
 """The foundation in a real browser: sign in, the layout, live activity."""
 
+import re
+
 from playwright.async_api import Page, expect
 
 from app.accounts import services
@@ -47,3 +49,27 @@ async def test_signing_out_ends_the_session(page: Page, people):
     await page.wait_for_url("**/login")
     await page.goto("/activity")
     await page.wait_for_url("**/login?next=/activity")
+
+
+async def test_a_person_deletes_their_account(page: Page, people):
+    owner = await people.member("owner")
+    person = await people.member("editor", owner.workspace_id)
+    await sign_in_page(page, person.email, PASSWORD)
+    await page.goto("/settings")
+    form = page.locator("#delete-account form")
+    await form.locator("input[name=delete_password]").fill("not my password")
+    await form.get_by_role("button", name="Delete my account").click()
+    await expect(page.locator("#delete-account .field-error")).to_have_text(
+        "Your password is not right."
+    )
+    await page.goto(page.url)  # the form's address again: Settings, not "method not allowed"
+    await expect(page).to_have_url(re.compile(r"/settings$"))
+
+    await form.locator("input[name=delete_password]").fill(PASSWORD)
+    await form.get_by_role("button", name="Delete my account").click()
+    await page.wait_for_url("**/login?deleted=1")
+    await expect(page.locator("main")).to_contain_text("Your account is deleted.")
+    await page.fill("input[name=email]", person.email)
+    await page.fill("input[name=password]", PASSWORD)
+    await page.click("button[type=submit]")
+    await expect(page.locator("main")).to_contain_text("The email or the password is not right.")

@@ -13,6 +13,7 @@ from litestar.response import Redirect, Template
 
 from app.accounts import queries, recovery, services
 from app.accounts.forms import (
+    DeleteAccountForm,
     ForgotForm,
     InviteForm,
     LoginForm,
@@ -85,11 +86,19 @@ def _client_ip(request: Request) -> str:
 class SessionController(Controller):
     @get("/login")
     async def login_page(
-        self, request: Request, next: FromQuery[str] = "/", reset: FromQuery[str] = ""
+        self,
+        request: Request,
+        next: FromQuery[str] = "/",
+        reset: FromQuery[str] = "",
+        deleted: FromQuery[str] = "",
     ) -> Template | Redirect:
         if request.scope.get("user"):
             return Redirect(same_site_path(next), status_code=303)
-        notice = _("Your password is changed. Sign in with it.") if reset == "done" else None
+        notice = None
+        if reset == "done":
+            notice = _("Your password is changed. Sign in with it.")
+        elif deleted:
+            notice = _("Your account is deleted.")
         return await page(
             request, "accounts/login.html", form=LoginForm(next=next), error=None, notice=notice
         )
@@ -265,6 +274,26 @@ class SettingsController(Controller):
                 request, "accounts/profile.html", section="settings", status_code=400, **context
             )
         return Redirect("/settings?saved=password", status_code=303)
+
+    @post("/account/delete")
+    async def delete_account(
+        self, request: Request, data: Annotated[DeleteAccountForm, Form]
+    ) -> Template | Redirect:
+        viewer = viewer_of(request)
+        try:
+            await services.delete_account(viewer.user_id, data.delete_password)
+        except AccountError as error:
+            context = await _profile_context(request, error=error.message, error_field=error.field)
+            return await page(
+                request,
+                "accounts/profile.html",
+                section="settings",
+                status_code=error.status,
+                **context,
+            )
+        return Redirect(
+            "/login?deleted=1", status_code=303, cookies=[_session_cookie("", max_age=0)]
+        )
 
 
 def _role(viewer: Viewer) -> Role:

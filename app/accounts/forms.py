@@ -45,6 +45,11 @@ class PasswordForm:
 
 
 @dataclass
+class DeleteAccountForm:
+    delete_password: str = ""  # named apart from the password forms beside it
+
+
+@dataclass
 class ForgotForm:
     email: str = ""
 

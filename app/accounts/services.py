@@ -267,8 +267,15 @@ async def change_role(
 
 
 async def remove_member(
-    workspace_id: int, user_id: int, *, actor_user_id: int, actor_role: Role | None = None
+    workspace_id: int,
+    user_id: int,
+    *,
+    actor_user_id: int,
+    actor_role: Role | None = None,
+    event: str = "member_removed",
 ) -> None:
+    """`user_id` out of the workspace: their tokens there revoked, their open pages cut.
+    `event` is what the Activity log records (a deleted account says so)."""
     async with db.workspace_tx(workspace_id) as tx:
         current = await _member_role(tx, user_id)
         _check_rank(actor_role, current)
@@ -287,9 +294,7 @@ async def remove_member(
             workspace_id,
         )
         name = await tx.fetchval("SELECT display_name FROM users WHERE id = $1", user_id)
-        await record(
-            tx, "member_removed", actor_user_id=actor_user_id, subject=name or "", user_id=user_id
-        )
+        await record(tx, event, actor_user_id=actor_user_id, subject=name or "", user_id=user_id)
         access_changed_after_commit(tx, user_id)  # their open pages are cut at once
     # Their sessions leave the workspace too. System work: row-level security lets
     # no workspace transaction write a row out of its workspace. Until this runs the
@@ -300,6 +305,31 @@ async def remove_member(
             user_id,
             workspace_id,
         )
+
+
+async def delete_account(user_id: int, password: str) -> None:
+    """A person deletes their own account, password confirmed. Refused while they are a
+    workspace's only owner (the workspace would have no one to run it). They leave every
+    workspace as `remove_member` does, then the user row goes and with it their sessions,
+    API tokens, reset links and the invitations they made; what they made for a workspace
+    (articles, columns, imports, events) stays with it, its author unknown."""
+    row = await db.fetchrow("SELECT password_hash FROM users WHERE id = $1", user_id)
+    if row is None or not verify_password(row["password_hash"], password):
+        raise AccountError(_("Your password is not right."), field="delete_password")
+    only_owner_of = await queries.workspaces_only_owned_by(user_id)
+    if only_owner_of:
+        raise AccountError(
+            _(
+                "You are the only owner of %(names)s. Make another member owner there"
+                " (Settings, Members), then delete your account."
+            )
+            % {"names": ", ".join(only_owner_of)}
+        )
+    for workspace in await queries.workspaces_of(user_id):
+        await remove_member(workspace.id, user_id, actor_user_id=user_id, event="account_deleted")
+    with db.system():  # the person's rows in every workspace go with them
+        await db.fetch("DELETE FROM users WHERE id = $1", user_id)
+    await access_changed(user_id)  # every open page of theirs is cut at once
 
 
 # Signing in -----------------------------------------------------------------

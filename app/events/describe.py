@@ -24,6 +24,7 @@ EVENT_VERBS: dict[str, str] = {
     "member_added": N_("added a member"),
     "member_removed": N_("removed a member"),
     "member_role_changed": N_("changed a member's role"),
+    "account_deleted": N_("deleted their account"),
     "invitation_created": N_("created an invitation"),
     "invitation_revoked": N_("revoked an invitation"),
     "password_reset_issued": N_("issued a password reset link for"),
@@ -69,6 +70,7 @@ FILTERS: dict[str, tuple[str, frozenset[str]]] = {
                 "signed_in",
                 "member_added",
                 "member_removed",
+                "account_deleted",
                 "member_role_changed",
                 "invitation_created",
                 "invitation_revoked",
@@ -204,6 +206,8 @@ def _subject(event: EventView) -> str:
 
 def sentence(event: EventView, *, can_manage_members: bool, viewer_user_id: int) -> Sentence:
     actor = event.actor or gettext("Newsdesk")
+    if event.kind == "account_deleted":  # the account (the actor) is gone: the name it had
+        return Sentence(event.subject, verb(event.kind), "", "", "")
     if _by_themselves(event):
         return Sentence(actor, gettext(SELF_VERBS[event.kind]), "", "", "")
     return Sentence(
