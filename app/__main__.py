@@ -14,6 +14,7 @@ import secrets
 import sys
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
+from urllib.parse import urlsplit
 
 from app.core import config, db, i18n
 from app.core.config import Settings, load_settings, redact_url
@@ -62,7 +63,20 @@ def _reason(error: Exception) -> str:
 
 
 async def _migrate(settings: Settings) -> None:
-    await db.migrate_database(settings)
+    import asyncpg
+
+    try:
+        await db.migrate_database(settings)
+    except asyncpg.InsufficientPrivilegeError as error:  # the app's role, not the owner
+        role = urlsplit(settings.migration_url).username or "?"
+        variable = "DATABASE_OWNER_URL" if settings.database_owner_url else "DATABASE_URL"
+        _fail(
+            _(
+                "cannot migrate as %(role)s (%(variable)s): %(reason)s. Set DATABASE_OWNER_URL"
+                " to the role that owns the tables."
+            )
+            % {"role": role, "variable": variable, "reason": _reason(error)}
+        )
 
 
 async def _with_db(settings: Settings, work: Callable[[], Awaitable[T]]) -> T:

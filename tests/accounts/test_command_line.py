@@ -75,3 +75,13 @@ def test_argparse_itself_speaks_german_too(settings):
 def test_an_unknown_language_is_english(settings):
     done = run_cli("check", lang="fi_FI.UTF-8", database_url=NOBODY)
     assert done.stderr.startswith("newsdesk: cannot reach PostgreSQL at ")
+
+
+def test_migrating_as_a_role_that_owns_nothing_says_what_to_set(settings):
+    done = run_cli("migrate")  # DATABASE_URL is the app's role; no DATABASE_OWNER_URL
+    assert done.returncode == 2
+    [line] = done.stderr.strip().splitlines()  # no traceback
+    assert line == (
+        "newsdesk: cannot migrate as newsdesk_app (DATABASE_URL): permission denied for schema"
+        " public. Set DATABASE_OWNER_URL to the role that owns the tables."
+    )
