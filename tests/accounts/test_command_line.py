@@ -1,40 +1,8 @@
 """The command line fails with one clear line, never a traceback, in the operator's language."""
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
-from tests.fixtures import make_test_settings
-
-ROOT = Path(__file__).resolve().parents[2]
-LOCALE_VARIABLES = ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")
-
+from tests.cli import run_cli
 
 NOBODY = "postgresql://newsdesk@127.0.0.1:9/newsdesk"  # nothing listens on port 9
-
-
-def run_cli(
-    *args: str, lang: str = "C.UTF-8", database_url: str = ""
-) -> subprocess.CompletedProcess[str]:
-    """`python -m app args...` without a terminal, its locale environment set to `lang`."""
-    test = make_test_settings()
-    env = {k: v for k, v in os.environ.items() if k not in LOCALE_VARIABLES}
-    env |= {
-        "LANG": lang,
-        "DATABASE_URL": database_url or test.database_url,
-        "REDIS_URL": test.redis_url,
-        "SECRET_KEY": test.secret_key.get_secret_value(),
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "app", *args],
-        cwd=ROOT,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
 
 
 def test_create_user_without_a_terminal_asks_nothing_and_says_why(settings):

@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 from app.accounts import recovery, services
 from app.accounts.middleware import SESSION_COOKIE
@@ -15,34 +11,11 @@ from app.accounts.roles import Role
 from app.core import db
 from app.core import redis as core_redis
 from app.live.notices import user_channel
+from tests.cli import run_cli
 from tests.factories import post_form, sign_in
-from tests.fixtures import make_test_settings
 from tests.workers.processes import free_port
 
-ROOT = Path(__file__).resolve().parents[2]
 NEW_PASSWORD = "a brand new password"
-
-
-def _command(*args: str, redis_url: str = "") -> subprocess.CompletedProcess[str]:
-    test = make_test_settings()
-    env = {
-        **os.environ,
-        "DATABASE_URL": test.database_url,
-        "REDIS_URL": redis_url or test.redis_url,
-        "REDIS_PREFIX": test.redis_prefix,
-        "SECRET_KEY": test.secret_key.get_secret_value(),
-        "BASE_URL": test.base_url,
-        "PASSWORD_HASHING": "fast",
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "app", *args],
-        cwd=ROOT,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
 
 
 def _path_of(link: str) -> str:
@@ -61,7 +34,7 @@ async def test_reset_password_prints_a_one_time_link_that_sets_a_new_password(
     client, new_client, people
 ):
     person = await people.member("editor")
-    done = await asyncio.to_thread(_command, "reset-password", "--email", person.email.upper())
+    done = await asyncio.to_thread(run_cli, "reset-password", "--email", person.email.upper())
     assert done.returncode == 0, done.stderr
     path = _path_of(done.stdout)
     token = path.rsplit("/", 1)[1]
@@ -84,7 +57,7 @@ async def test_reset_password_can_set_and_print_a_new_password(client, people):
     person = await people.member("editor")
     await sign_in(client, person.email)
     done = await asyncio.to_thread(
-        _command, "reset-password", "--email", person.email, "--new-password"
+        run_cli, "reset-password", "--email", person.email, "--new-password"
     )
     assert done.returncode == 0, done.stderr
     password = re.search(r"new password for \S+: (\S+)", done.stdout)
@@ -98,7 +71,7 @@ async def test_reset_password_works_while_redis_is_down(client, people):
     person = await people.member("owner")
     await sign_in(client, person.email)
     done = await asyncio.to_thread(
-        _command,
+        run_cli,
         "reset-password",
         "--email",
         person.email,
@@ -114,7 +87,7 @@ async def test_reset_password_works_while_redis_is_down(client, people):
 
 
 async def test_reset_password_for_an_unknown_email_says_so_in_one_line(services):
-    done = await asyncio.to_thread(_command, "reset-password", "--email", "nobody@example.org")
+    done = await asyncio.to_thread(run_cli, "reset-password", "--email", "nobody@example.org")
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         "newsdesk: no user with the email nobody@example.org"
@@ -122,10 +95,10 @@ async def test_reset_password_for_an_unknown_email_says_so_in_one_line(services)
     assert done.stdout == ""
 
 
-async def test_a_command_prints_only_its_own_lines(people):
+async def test_arun_cli_prints_only_its_own_lines(people):
     """Piccolo's engine logs "Running Postgres version ..." when it starts: not our output."""
     person = await people.member("editor")
-    done = await asyncio.to_thread(_command, "reset-password", "--email", person.email)
+    done = await asyncio.to_thread(run_cli, "reset-password", "--email", person.email)
     assert done.returncode == 0, done.stderr
     said, link = done.stdout.strip().splitlines()
     assert said.startswith(f"newsdesk: reset link for {person.email} ")
