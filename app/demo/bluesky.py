@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from app.demo.content import ARTICLE_ORIGIN, ARTICLES, DemoAuthor, DemoPost, DemoWorld
+from app.demo.content import ARTICLE_ORIGIN, ARTICLES, AVATAR_URL, DemoAuthor, DemoPost, DemoWorld
 from app.demo.http import DemoRequest, DemoResponse, DemoServer
 
 PUBLIC_APPVIEW = "https://public.api.bsky.app"
@@ -351,7 +351,7 @@ class BlueskyDemo(DemoServer):
             "did": did,
             "handle": author.handle,
             "displayName": author.display_name,
-            "avatar": f"https://cdn.bsky.app/img/avatar/plain/{did}/bafkavatar@jpeg",
+            "avatar": AVATAR_URL,  # as its media: on the demo site, not Bluesky's CDN
             "labels": [],
             "createdAt": "2023-04-01T10:00:00.000Z",
         }

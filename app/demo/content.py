@@ -125,6 +125,10 @@ MEDIA: tuple[tuple[str, int, int, str], ...] = (
     ("lab.png", 1200, 800, "A researcher looking at a sample through a microscope"),
     ("stage.png", 1600, 900, "A theatre stage lit in blue before the show"),
 )
+# Every account's picture (Mastodon's `avatar`, Bluesky's), drawn by the article site as
+# its media are; not among MEDIA, so no post shows it as a photo.
+AVATAR = ("avatar.png", 400, 400)
+AVATAR_URL = f"{ARTICLE_ORIGIN}/media/{AVATAR[0]}"
 
 # Per language: cities, and sentences per topic ({city}, {n} filled in).
 CITIES = {
@@ -271,7 +275,10 @@ WARNINGS = {
 # tricks (`text`). Every one must end inert in Newsdesk.
 HOSTILE_MARKUP = (
     '<script>alert("xss")</script><p>Breaking news</p>',
-    '<img src="x" onerror="alert(document.cookie)"><p>Photo of the day</p>',
+    # A picture the demo serves: `src="x"` resolved against the post's own page (a
+    # chaos.social status) and every wall load showed the proxy's 404 in the console.
+    f'<img src="{ARTICLE_ORIGIN}/media/protest.png" onerror="alert(document.cookie)"'
+    ' onload="alert(document.cookie)"><p>Photo of the day</p>',
     '<a href="javascript:alert(1)">Read the full story</a>',
     '<svg onload="alert(1)"><a xlink:href="javascript:alert(2)"><text>map</text></a></svg>',
     '<style>body{display:none}</style><p style="position:fixed;inset:0;'

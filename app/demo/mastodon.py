@@ -29,7 +29,14 @@ from email.utils import format_datetime
 from typing import Any
 from urllib.parse import unquote, urlencode
 
-from app.demo.content import ARTICLE_ORIGIN, MASTODON_INSTANCES, DemoAuthor, DemoPost, DemoWorld
+from app.demo.content import (
+    ARTICLE_ORIGIN,
+    AVATAR_URL,
+    MASTODON_INSTANCES,
+    DemoAuthor,
+    DemoPost,
+    DemoWorld,
+)
 from app.demo.http import DemoRequest, DemoResponse, DemoServer
 
 DEMO_TOKEN = "demo-access-token"  # noqa: S105 -- the demo connection's token, not a secret
@@ -259,7 +266,7 @@ class MastodonDemo(DemoServer):
             "display_name": author.display_name,
             "url": f"https://{home}/@{user}",
             "note": f"<p>{html.escape(author.bio)}</p>",
-            "avatar": f"{ARTICLE_ORIGIN}/media/avatar.png",
+            "avatar": AVATAR_URL,
         }
 
     def status(self, post: DemoPost) -> dict[str, Any]:

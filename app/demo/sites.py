@@ -32,6 +32,7 @@ from pathlib import Path
 
 from app.demo.content import (
     ARTICLES,
+    AVATAR,
     CITIES,
     HOSTILE_MARKUP,
     MEDIA,
@@ -192,7 +193,8 @@ class ArticleSite(DemoServer):
         return DemoResponse(headers={"Content-Type": kind, "ETag": etag}, body=body)
 
     def _media(self, request: DemoRequest) -> DemoResponse:
-        sizes = {name.removesuffix(".png"): (w, h) for name, w, h, _ in MEDIA}
+        drawn = [(name, w, h) for name, w, h, _alt in MEDIA] + [AVATAR]
+        sizes = {name.removesuffix(".png"): (w, h) for name, w, h in drawn}
         size = sizes.get(request.params["name"])
         if size is None:
             return self._not_found(request)

@@ -7,23 +7,31 @@ worker's cron path - fills the columns.
 
 from __future__ import annotations
 
+import base64
+import re
 import socket
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from httpx import AsyncClient
 
 from app.accounts import services as accounts
 from app.core import db
+from app.core.config import Settings
+from app.demo.bluesky import BlueskyDemo
 from app.demo.content import ARTICLE_ORIGIN, DemoWorld
+from app.demo.mastodon import MastodonDemo
 from app.demo.runner import DemoRefused, banner, check_demo_database, check_demo_ports
 from app.demo.sites import WIRE_SECONDS
 from app.demo.world import COLUMNS, PORT_BASE, DemoLogin, RunningWorld, seed, serve_world
 from app.egress import egress, use_egress
+from app.media.signing import key_of, sign
 from app.streams import polling
 from app.streams.providers import provider_for
 from app.streams.types import SourceKind
 from tests.egress.conftest import MakeEgress
+from tests.factories import sign_in
 from tests.fixtures import make_test_settings
 
 START = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=5)
@@ -186,3 +194,37 @@ def test_the_banner_names_each_column_apart_even_with_a_comma_in_a_title() -> No
     running = RunningWorld(DemoWorld(7, START))
     text = banner(make_test_settings(), login, running)
     assert "Columns   Climate, everywhere · Reporters" in text
+
+
+async def test_the_demo_wall_loads_every_picture_and_avatar_through_the_media_proxy(
+    demo: RunningWorld, client: AsyncClient, settings: Settings
+) -> None:
+    """The wall showed one broken picture on every load: a hostile post's `<img src="x">`,
+    resolved against its chaos.social status, went to the proxy as https://chaos.social/x,
+    which the demo's Mastodon server does not serve (the proxy's 404, a console error).
+    The accounts' avatars pointed at nothing the demo serves either."""
+    login = await seed(password="demo-password")
+    await polling.run_due(seconds=30, jitter=0)
+    await sign_in(client, login.email, "demo-password")
+    page = await client.get("/wall")
+    shown = set(re.findall(r'src="(/media/[\w-]+/[\w-]+)"', page.text))
+    key = key_of(settings)
+    pictures = {sign(url, key) for url in (*_avatars(demo), f"{ARTICLE_ORIGIN}/media/protest.png")}
+    assert len(shown) > 3
+    for path in sorted(shown | pictures):
+        response = await client.get(path)
+        payload = base64.urlsafe_b64decode(path.rsplit("/", 1)[1] + "==").decode()
+        assert response.status_code == 200, payload
+        assert response.headers["content-type"] == "image/png", payload
+
+
+def _avatars(demo: RunningWorld) -> set[str]:
+    """Every account's picture as the demo's Mastodon and Bluesky servers hand it out."""
+    mastodon = demo.servers["chaos.social"]
+    bluesky = demo.servers["bluesky"]
+    assert isinstance(mastodon, MastodonDemo)
+    assert isinstance(bluesky, BlueskyDemo)
+    toots, skeets = demo.world.posts("mastodon")[:20], demo.world.posts("bluesky")[:20]
+    return {mastodon.account(p.author)["avatar"] for p in toots} | {
+        bluesky.profile(p.author)["avatar"] for p in skeets
+    }
