@@ -5,9 +5,13 @@ from e2e/test_screenshots.py (the demo newsroom)."""
 
 from __future__ import annotations
 
+import math
+
 from playwright.async_api import Browser, Page, expect
 
 from app.core import db
+from app.demo.content import ARTICLE_ORIGIN
+from app.demo.world import RunningWorld
 from e2e.conftest import PageWatch, Server, _watched_context, sign_in_page
 from tests.factories import PASSWORD
 from tests.safe_content.hostile_corpus import CASES
@@ -205,6 +209,43 @@ async def test_sensitive_media_stay_blurred_until_clicked(page: Page, people):
     await veil.locator("summary").click()  # no script: the browser's own <details>
     await expect(veil.locator(".veil-note")).to_be_hidden()
     assert await picture.evaluate("e => getComputedStyle(e).filter") == "none"
+
+
+async def test_the_blur_of_a_sensitive_picture_stays_inside_the_picture(
+    page: Page, people, demo_world: RunningWorld
+):
+    """A 24px blur painted ~70px past the picture's box, over the post's text and the next
+    column. The strip beside the veiled picture must look as it does with no picture at all."""
+    person = await people.member("viewer")
+    ws = person.workspace_id
+    column = await keyword_column(ws)
+    await keyword_column(ws, "Beside", "#beside")
+    image = {"kind": "image", "url": f"{ARTICLE_ORIGIN}/media/flood.png", "alt": "flood"}
+    item = await add_item(ws, column, 1, media=[{**image, "sensitive": True}])
+    await _wall(page, person.email)
+    picture = page.locator(f"#i-{column}-{item} details.veil img")
+    await expect(picture).to_be_visible()
+    await page.wait_for_function(
+        "e => e.complete && e.naturalWidth > 0", arg=await picture.element_handle()
+    )
+    box = await picture.bounding_box()
+    assert box is not None
+    beside = {
+        "x": math.ceil(box["x"] + box["width"]) + 1,
+        "y": box["y"] + 4,
+        "width": 12,
+        "height": box["height"] - 8,
+    }
+    below = {
+        "x": box["x"] + 4,
+        "y": math.ceil(box["y"] + box["height"]) + 1,
+        "width": box["width"] - 8,
+        "height": 12,
+    }
+    veiled = [await page.screenshot(clip=strip) for strip in (beside, below)]
+    await picture.evaluate("e => { e.style.visibility = 'hidden' }")  # the same place, unpainted
+    bare = [await page.screenshot(clip=strip) for strip in (beside, below)]
+    assert veiled == bare
 
 
 async def test_hostile_posts_in_real_columns_stay_inert(page: Page, people, watch: PageWatch):
