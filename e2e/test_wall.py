@@ -6,9 +6,12 @@ from e2e/test_screenshots.py (the demo newsroom)."""
 from __future__ import annotations
 
 import math
+import re
+from zoneinfo import ZoneInfo
 
 from playwright.async_api import Browser, Page, expect
 
+from app.accounts import services as accounts
 from app.core import db
 from app.demo.content import ARTICLE_ORIGIN
 from app.demo.world import RunningWorld
@@ -362,3 +365,34 @@ async def test_phone_one_column_per_screen_with_swipe_and_chips(
     await expect(chips.last).to_have_attribute("aria-current", "")
     await ctx.close()
     assert watch.csp_violations() == []
+
+
+async def test_fetch_new_posts_now_says_on_a_phone_when_the_next_fetch_may_be(
+    browser: Browser, server: Server, services: None, people, watch: PageWatch
+):
+    """Inside the platform's minimum interval the button seemed to do nothing; now the page
+    says so, live, in the reader's language and time zone. "Reload" beside it is gone."""
+    ctx = await _watched_context(
+        browser, server.url, watch,
+        viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True,
+    )  # fmt: skip
+    page = await ctx.new_page()
+    person = await people.member("editor")
+    await accounts.update_profile(person.user_id, "Renate", "de", "Europe/Berlin")
+    column = await keyword_column(person.workspace_id, "Fluten")
+    await _wall(page, person.email)
+    polled = await db.fetchval(
+        "UPDATE stream_sources SET last_polled_at = now() - interval '20 s',"
+        " next_poll_at = now() + interval '5 min', state = 'ready' RETURNING last_polled_at"
+    )
+    marker = await page.evaluate("() => (window.__marker = Math.random())")
+    menu = page.locator(f"#col-{column} .column-menu")
+    await menu.locator("summary").click()
+    await expect(menu.get_by_text("Neu laden")).to_have_count(0)
+    await menu.get_by_role("button", name="Jetzt neue Beiträge abrufen").click()
+    notice = page.locator("#wall-notice")
+    last = polled.astimezone(ZoneInfo("Europe/Berlin")).strftime("%H:%M")
+    await expect(notice).to_contain_text(re.compile(f"Fluten: bereits um (.*, )?{last} abgerufen;"))
+    await expect(notice).to_contain_text("der nächste Abruf ist ab")
+    await expect(notice).to_be_in_viewport()
+    assert await page.evaluate("() => window.__marker") == marker  # live, no reload

@@ -283,8 +283,8 @@ class FeedsApi(Controller):
     )
     async def refresh(self, request: Request, column_id: FromPath[int]) -> dict[str, Any]:
         _viewer, workspace_id = member_of(request)
-        when = await services.request_refresh(workspace_id, column_id)
-        return {"column_id": column_id, "effective_next_poll_at": _iso(when)}
+        refresh = await services.request_refresh(workspace_id, column_id)
+        return {"column_id": column_id, "effective_next_poll_at": _iso(refresh.next_poll_at)}
 
     @get("/connections")
     async def connections(self, request: Request) -> dict[str, Any]:

@@ -53,6 +53,7 @@ from app.streams.types import (
     ColumnForm,
     ColumnType,
     NotFound,
+    Refresh,
     SourceKind,
     SourceState,
     SpecInvalid,
@@ -1451,11 +1452,12 @@ async def _tell(source: LeasedSource, outcome: Outcome, new: dict[int, int]) -> 
 # Manual refresh and retention ------------------------------------------------------------
 
 
-async def request_refresh(workspace_id: int, column_id: int) -> datetime | None:
+async def request_refresh(workspace_id: int, column_id: int) -> Refresh:
     """Poll the column's sources as soon as their cooldowns and budgets allow; never sooner.
 
     A source polled less than its platform's floor ago, rate-limited or budget-paused keeps
-    its time. Returns the earliest next poll among the column's sources (None: no source)."""
+    its time. Returns the earliest next poll among the column's sources (None: no source)
+    and their latest poll, so the person who asked can be told which it was."""
     async with db.workspace_tx(workspace_id) as tx:
         found = await tx.fetchval(
             "SELECT 1 FROM stream_columns WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL",
@@ -1485,7 +1487,8 @@ async def request_refresh(workspace_id: int, column_id: int) -> datetime | None:
                 )  # fmt: skip
             delay = max(0.0, (when - now).total_seconds())
             enqueue_after_commit(tx, POLL_TASK, workspace_id, row["id"], defer_by=delay or None)
-    return min(times) if times else None
+    polled = [row["last_polled_at"] for row in rows if row["last_polled_at"]]
+    return Refresh(min(times) if times else None, max(polled) if polled else None)
 
 
 def _refresh_time(row: asyncpg.Record, now: datetime) -> datetime:

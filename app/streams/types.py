@@ -89,6 +89,14 @@ class RefreshPolicy:
 
 
 @dataclass(frozen=True)
+class Refresh:
+    """What a manual refresh of a column could do, for the person who asked."""
+
+    next_poll_at: datetime | None  # the earliest its sources may poll; None: none to poll
+    last_polled_at: datetime | None  # the latest any of them polled; None: never
+
+
+@dataclass(frozen=True)
 class ColumnForm:
     """A column as asked for, after validation (spec.py)."""
 

@@ -9,6 +9,7 @@ drawer, its hints, or its fields with their messages.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from datastar_py.consts import ElementPatchMode
@@ -28,7 +29,7 @@ from app.streams import queries as streams
 from app.streams import services as columns
 from app.streams.types import ColumnType, NotFound, SpecInvalid, StreamsError
 from app.wall import editor, queries, services, widths
-from app.wall.labels import TEMPLATE_HELPERS
+from app.wall.labels import TEMPLATE_HELPERS, fetch_times_told, refresh_told
 from app.wall.live import (
     WALL,
     WallView,
@@ -56,11 +57,16 @@ async def _form(request: Request) -> Any:
 def _back(request: Request, message: str = "", status: int = 400) -> Response[Any]:
     """After an action: Datastar gets the message (or nothing), a plain form the wall again."""
     if is_datastar(request):
-        notice = render_block(WALL, "notice", request, message=message)
-        return DatastarResponse(SSE.patch_elements(notice))
+        return _notice(request, message)
     if message:
         return Response(message, status_code=status, media_type="text/plain")
     return Redirect("/wall", status_code=303)
+
+
+def _notice(request: Request, message: str, *, told: bool = False) -> DatastarResponse:
+    """The wall's notice line: a refusal, or (`told`) what an action did."""
+    notice = render_block(WALL, "notice", request, message=message, told=told)
+    return DatastarResponse(SSE.patch_elements(notice))
 
 
 def _streams_error(request: Request, error: Exception) -> Response[Any]:
@@ -125,12 +131,15 @@ class WallController(Controller):
 
     @get("/columns/{column_id:int}/reload")
     async def reload(self, request: Request, column_id: FromPath[int]) -> DatastarResponse:
-        """Pull to refresh: the column again from our database (never an extra upstream poll)."""
+        """Pull to refresh for those who may not fetch: the column again from our database
+        (never an upstream poll), and when it fetched and will fetch next."""
         viewer, workspace_id = member_of(request)
         c = await _column(workspace_id, column_id)
         wall = await load_wall(workspace_id)
         html = render_block(WALL, "column", request, **wall_context(wall, viewer), c=c)
-        return DatastarResponse(SSE.patch_elements(html))
+        told = fetch_times_told(c.column, viewer.time_zone, datetime.now(UTC))
+        notice = render_block(WALL, "notice", request, message=told, told=True)
+        return DatastarResponse([SSE.patch_elements(html), SSE.patch_elements(notice)])
 
     # Items ---------------------------------------------------------------------------
 
@@ -193,9 +202,16 @@ class WallController(Controller):
 
     @post("/columns/{column_id:int}/refresh", guards=MANAGE)
     async def refresh(self, request: Request, column_id: FromPath[int]) -> Response[Any]:
-        _viewer, workspace_id = member_of(request)
-        await columns.request_refresh(workspace_id, column_id)
-        return _back(request)
+        """An upstream poll now, or as soon as the platform's minimum interval allows; the
+        page is told which (the column's "Updated" line changes only once it has polled)."""
+        viewer, workspace_id = member_of(request)
+        refresh = await columns.request_refresh(workspace_id, column_id)
+        if not is_datastar(request):
+            return _back(request)
+        view = await streams.column_view(workspace_id, column_id)
+        title = view.title if view else ""
+        told = refresh_told(refresh, title, viewer.time_zone, datetime.now(UTC))
+        return _notice(request, told, told=True)
 
     # The editor ----------------------------------------------------------------------
 

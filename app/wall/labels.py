@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from app.core.i18n import N_, _, format_compact, format_number, ngettext, translate_stored
@@ -14,6 +14,7 @@ from app.streams.types import (
     AggregateState,
     ColumnType,
     ColumnView,
+    Refresh,
     SourceKind,
     SourceState,
     SourceView,
@@ -32,6 +33,9 @@ SOURCE_STATES = {
     SourceState.BUDGET_PAUSED: N_("Budget reached"),
     SourceState.DISABLED: N_("Account removed"),
 }
+
+# Sources that do not poll: neither when a column last fetched nor when it fetches next.
+_IDLE = (SourceState.DISABLED, SourceState.UNSUPPORTED)
 
 # Short marks for the header's platform icons (with the full name as their label).
 PLATFORM_MARKS = {
@@ -166,6 +170,41 @@ def _paused_lines(column: ColumnView, time_zone: str) -> tuple[str, ...]:
 
 
 PLATFORMS_SETTINGS = "/settings/platforms"
+
+
+def refresh_told(refresh: Refresh, column: str, time_zone: str, now: datetime) -> str:
+    """What "Fetch new posts now" did, for the person who pressed it: a fetch now, or when
+    the platform's minimum interval lets the next one happen (it never polls sooner)."""
+    if refresh.next_poll_at is None:
+        return _("%(column)s: there is nothing to fetch (no working source).") % {"column": column}
+    if refresh.next_poll_at <= now + timedelta(seconds=1):
+        return _("%(column)s: fetching new posts now.") % {"column": column}
+    moments = {"column": column, "next": _moment(refresh.next_poll_at, time_zone, now)}
+    if refresh.last_polled_at is None:
+        return _("%(column)s: next fetch possible at %(next)s.") % moments
+    moments["last"] = _moment(refresh.last_polled_at, time_zone, now)
+    return _("%(column)s: already fetched at %(last)s; next fetch possible at %(next)s.") % moments
+
+
+def fetch_times_told(column: ColumnView, time_zone: str, now: datetime) -> str:
+    """When a column fetched and fetches next, for a reader who pulled to refresh: what is
+    stored is already on their wall (it is live), so the news is when more can come."""
+    working = [s for s in column.sources if s.state not in _IDLE]
+    polled = [s.last_polled_at for s in working if s.last_polled_at]
+    due = min((s.next_poll_at for s in working), default=None)
+    moments = {"column": column.title}
+    if due is None or not polled:
+        return _("%(column)s: up to date; it has not fetched anything yet.") % moments
+    moments["last"] = _moment(max(polled), time_zone, now)
+    moments["next"] = _moment(max(due, now), time_zone, now)
+    return _("%(column)s: up to date. Fetched at %(last)s; next fetch at %(next)s.") % moments
+
+
+def _moment(when: datetime, time_zone: str, now: datetime) -> str:
+    """A time of the reader's today as the clock reads it ("14:05"); another day's with its
+    day ("1. Dez., 14:05"), so last night's fetch is not read as this afternoon's."""
+    today = local_time(when, time_zone, "date") == local_time(now, time_zone, "date")
+    return local_time(when, time_zone, "time" if today else "day_time")
 
 
 def mended_at(source: SourceView) -> str:

@@ -200,7 +200,7 @@ function onDragEnd() {
   fetch("/wall/columns/reorder", { method: "POST", body, headers: { "Datastar-Request": "true" } });
 }
 
-// Phone: the chip bar follows the column on screen; pull to refresh re-reads our database -----
+// Phone: the chip bar follows the column on screen; pull to refresh fetches new posts --------
 
 function markChip(column) {
   for (const chip of document.querySelectorAll(".wall-chips .chip")) {
@@ -245,7 +245,8 @@ function onTouchMove(event) {
 
 function onTouchEnd() {
   if (!pull) return;
-  if (pull.pulled > 70) pull.column.querySelector("[data-reload]")?.click();
+  // The same as the menu's "Fetch new posts now" for those who may; else our database again.
+  if (pull.pulled > 70) pull.column.querySelector("[data-refresh], [data-reload]")?.click();
   pull.column.classList.remove("pulling");
   pull = null;
 }

@@ -417,7 +417,7 @@ async def test_a_manual_refresh_cannot_poll_sooner_than_the_floor(people, site, 
     [source] = await sources_of(column)
     await polling.poll_source(ws, source, jitter=0)
 
-    when = await services.request_refresh(ws, column)
+    when = (await services.request_refresh(ws, column)).next_poll_at
 
     assert when is not None
     seconds = (when - datetime.now(UTC)).total_seconds()

@@ -4,6 +4,8 @@ items rendered only through safe_content, saving to the library, widths, actions
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -12,7 +14,7 @@ from app.imports.types import ItemState
 from app.streams import polling, services
 from app.streams.types import SourceState
 from app.wall.labels import source_state_label
-from tests.factories import post_form, sign_in, signed_in_speaking
+from tests.factories import csrf_of, post_form, sign_in, signed_in_speaking
 from tests.wall.helpers import add_item, keyword_column
 
 
@@ -220,7 +222,7 @@ async def test_a_viewers_key_map_and_empty_search_offer_only_what_they_can_do(
     await sign_in(client, viewer.email)
     theirs = new_client()
     await sign_in(theirs, editor.email)
-    keys = ("Save the post to the library", "Refresh the column", "New column")
+    keys = ("Save the post to the library", "Fetch new posts now", "New column")
     wall_as_viewer, wall_as_editor = [(await c.get("/wall")).text for c in (client, theirs)]
     assert [k for k in keys if k in wall_as_viewer] == []
     assert all(k in wall_as_editor for k in keys)
@@ -431,3 +433,72 @@ async def test_a_viewer_opening_the_wall_first_does_not_become_its_columns_creat
     assert (await client.get("/wall")).status_code == 200
     creators = await db.fetch("SELECT type, created_by FROM stream_columns")
     assert [(r["type"], r["created_by"]) for r in creators] == [("platform_feed", owner.user_id)]
+
+
+async def test_fetch_new_posts_now_says_whether_it_fetched_or_when_it_may(client, people):
+    """The button did nothing visible inside the platform's minimum interval: the page is
+    told, in the reader's language and time zone, what happened."""
+    person = await signed_in_speaking(client, people, "de", "Europe/Berlin")
+    column = await keyword_column(person.workspace_id, "Fluten")
+    refresh = f"/wall/columns/{column}/refresh"
+    ds = {"datastar-request": "true"}
+
+    first = await client.post(refresh, data={"_csrf_token": csrf_of(client)}, headers=ds)
+    assert "Fluten: Neue Beiträge werden jetzt abgerufen." in first.text  # never polled
+
+    polled = datetime.now(UTC) - timedelta(seconds=20)
+    await db.fetch(
+        "UPDATE stream_sources SET last_polled_at = $1, next_poll_at = $1::timestamptz + interval '5 min',"
+        " state = 'ready'",
+        polled,
+    )
+    again = await client.post(refresh, data={"_csrf_token": csrf_of(client)}, headers=ds)
+    [(last, after)] = re.findall(
+        # (a day is named only when it is not today: "2. Dez., 00:01" around midnight)
+        r"Fluten: bereits um (?:[^;]*, )?(\d\d:\d\d) abgerufen; der nächste Abruf ist ab"
+        r" (?:[^;]*, )?(\d\d:\d\d)"
+        r" möglich\.",
+        again.text,
+    )
+    berlin = ZoneInfo("Europe/Berlin")
+    assert last == polled.astimezone(berlin).strftime("%H:%M")
+    next_poll = await db.fetchval("SELECT next_poll_at FROM stream_sources")
+    assert after == next_poll.astimezone(berlin).strftime("%H:%M")
+    assert next_poll > polled + timedelta(seconds=30)  # the platform's floor, not now
+    assert 'class="notice"' in again.text
+
+
+async def test_pull_to_refresh_fetches_for_editors_and_tells_viewers_when_the_column_fetches(
+    client, people, new_client
+):
+    """One refresh, not two that read alike: the menu's "Fetch new posts now" (and an
+    editor's pull) asks the platforms; a viewer's pull re-reads the column and is told when
+    it fetched and fetches next, since what is stored is already on their live wall."""
+    editor = await people.member("editor")
+    viewer = await people.member("viewer", editor.workspace_id)
+    column = await keyword_column(editor.workspace_id, "Floods")
+    await sign_in(client, viewer.email)
+    theirs = new_client()
+    await sign_in(theirs, editor.email)
+    as_viewer, as_editor = [(await c.get("/wall")).text for c in (client, theirs)]
+    assert "data-reload" in as_viewer
+    assert "data-refresh" not in as_viewer
+    assert "data-refresh" in as_editor
+    assert "data-reload" not in as_editor
+    assert ">Reload<" not in as_editor
+
+    pulled = await client.get(
+        f"/wall/columns/{column}/reload", headers={"datastar-request": "true"}
+    )
+    assert f'id="col-{column}"' in pulled.text
+    assert "Floods: up to date; it has not fetched anything yet." in pulled.text
+    await db.fetch(
+        "UPDATE stream_sources SET last_polled_at = '2026-12-01 14:02+00',"
+        " next_poll_at = now() + interval '3 min', state = 'ready'"
+    )
+    pulled = await client.get(
+        f"/wall/columns/{column}/reload", headers={"datastar-request": "true"}
+    )
+    assert re.search(
+        r"Floods: up to date\. Fetched at Dec 1, 2:02\sPM; next fetch at \d", pulled.text
+    )
