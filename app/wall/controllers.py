@@ -14,6 +14,7 @@ from typing import Any
 
 from datastar_py.consts import ElementPatchMode
 from datastar_py.litestar import DatastarResponse
+from datastar_py.sse import DatastarEvent
 from datastar_py.sse import ServerSentEventGenerator as SSE
 from litestar import Controller, Request, Response, get, post
 from litestar.params import FromPath
@@ -57,16 +58,15 @@ async def _form(request: Request) -> Any:
 def _back(request: Request, message: str = "", status: int = 400) -> Response[Any]:
     """After an action: Datastar gets the message (or nothing), a plain form the wall again."""
     if is_datastar(request):
-        return _notice(request, message)
+        return DatastarResponse(_notice(request, message))
     if message:
         return Response(message, status_code=status, media_type="text/plain")
     return Redirect("/wall", status_code=303)
 
 
-def _notice(request: Request, message: str, *, told: bool = False) -> DatastarResponse:
-    """The wall's notice line: a refusal, or (`told`) what an action did."""
-    notice = render_block(WALL, "notice", request, message=message, told=told)
-    return DatastarResponse(SSE.patch_elements(notice))
+def _notice(request: Request, message: str, *, told: bool = False) -> DatastarEvent:
+    """The wall's notice line as a patch: a refusal, or (`told`) what an action did."""
+    return SSE.patch_elements(render_block(WALL, "notice", request, message=message, told=told))
 
 
 def _streams_error(request: Request, error: Exception) -> Response[Any]:
@@ -138,8 +138,7 @@ class WallController(Controller):
         wall = await load_wall(workspace_id)
         html = render_block(WALL, "column", request, **wall_context(wall, viewer), c=c)
         told = fetch_times_told(c.column, viewer.time_zone, datetime.now(UTC))
-        notice = render_block(WALL, "notice", request, message=told, told=True)
-        return DatastarResponse([SSE.patch_elements(html), SSE.patch_elements(notice)])
+        return DatastarResponse([SSE.patch_elements(html), _notice(request, told, told=True)])
 
     # Items ---------------------------------------------------------------------------
 
@@ -211,7 +210,7 @@ class WallController(Controller):
         view = await streams.column_view(workspace_id, column_id)
         title = view.title if view else ""
         told = refresh_told(refresh, title, viewer.time_zone, datetime.now(UTC))
-        return _notice(request, told, told=True)
+        return DatastarResponse(_notice(request, told, told=True))
 
     # The editor ----------------------------------------------------------------------
 
