@@ -197,28 +197,48 @@ async def bare_loop(port: int, paths: list[str]) -> tuple[float, float]:
     return time.perf_counter() - started, time.thread_time() - cpu
 
 
-def cpu_by_part(workers: list[int]) -> dict[str, float]:
+def cpu_by_part(workers: list[int], services: Services) -> dict[str, float]:
     """User + system CPU seconds so far of the parts of an import (Linux /proc): the worker
-    processes, their page readers (live children, app.articles.reading), PostgreSQL and Redis
-    (every process of theirs on the machine) and this process (the site serves from it)."""
+    processes, their page readers (live children, app.articles.reading), the run's
+    PostgreSQL and Redis (their own processes: others on a shared machine are not counted)
+    and this process (the site serves from it)."""
     parts = dict.fromkeys(PARTS, 0.0)
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
-            head, tail = stat.read_text().rsplit(")", 1)
+            tail = stat.read_text().rsplit(")", 1)[1]
         except OSError:
             continue  # gone meanwhile
-        pid, command, fields = int(stat.parent.name), head.partition("(")[2], tail.split()
+        pid, fields = int(stat.parent.name), tail.split()
+        parent = int(fields[1])
         part = (
             "worker" if pid in workers
-            else "readers" if int(fields[1]) in workers
-            else "PostgreSQL" if command == "postgres"
-            else "Redis" if command.startswith("redis-server")
+            else "readers" if parent in workers
+            else "PostgreSQL" if services.postmaster in (pid, parent)
+            else "Redis" if pid == services.redis
             else "site" if pid == os.getpid()
             else None
         )  # fmt: skip
         if part is not None:
             parts[part] += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     return parts
+
+
+@dataclass(frozen=True)
+class Services:
+    """The process ids of the run's PostgreSQL server (its postmaster: every backend is its
+    child) and Redis server."""
+
+    postmaster: int
+    redis: int
+
+    @classmethod
+    async def of(cls, redis: Redis) -> Services:
+        backend = await db.fetchval("SELECT pg_backend_pid()")
+        return cls(_parent(backend), int((await redis.info("server"))["process_id"]))
+
+
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
 
 
 def machine_busy_seconds() -> float:
@@ -274,7 +294,8 @@ async def run_import(
         await workers_ready(redis, settings)
         await asyncio.sleep(2.0)  # every worker connects before the clock starts
         pids = [p.pid for p in processes]
-        cpu = cpu_by_part(pids)
+        services = await Services.of(redis)
+        cpu = cpu_by_part(pids, services)
         busy = machine_busy_seconds()
         started = time.perf_counter()
         job_id = await imports.create_job(workspace_id, urls, actor_user_id=user_id)
@@ -284,7 +305,7 @@ async def run_import(
             await asyncio.sleep(0.1)
         seconds = time.perf_counter() - started
         busy = machine_busy_seconds() - busy
-        cpu = {part: seconds - cpu[part] for part, seconds in cpu_by_part(pids).items()}
+        cpu = {part: seconds - cpu[part] for part, seconds in cpu_by_part(pids, services).items()}
         # Who read what, and whether analyses ran meanwhile (they should wait: not timed).
         split = await db.fetch(
             "SELECT leased_by, count(*) AS n FROM import_items WHERE job_id = $1"
