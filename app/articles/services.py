@@ -192,7 +192,7 @@ async def _save_arxiv(tx: db.Tx, article_id: int, arxiv: PreparedArxiv, *, repla
         else "DO NOTHING"
     )
     try:
-        async with tx.connection.transaction():  # nested: a SAVEPOINT
+        async with tx.savepoint():
             await tx.execute(
                 f"""
                 INSERT INTO arxiv_metadata (workspace_id, article_id, arxiv_id, authors,

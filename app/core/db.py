@@ -18,6 +18,7 @@ import contextlib
 import contextvars
 import io
 import logging
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -112,6 +113,7 @@ class Tx:
     # Live notices to publish after commit, in one round trip (app.live.notices).
     notices: list[str] = field(default_factory=list)
     lock_timeout: str | None = None  # set for this transaction (`transaction`)
+    savepoints: int = 0  # named so far (`savepoint`)
 
     def after_commit(self, callback: AfterCommit) -> None:
         self.after.append(callback)
@@ -133,6 +135,19 @@ class Tx:
         if self.lock_timeout != lock_timeout:
             await self.execute("SELECT set_config('lock_timeout', $1, true)", lock_timeout)
             self.lock_timeout = lock_timeout
+
+    @asynccontextmanager
+    async def savepoint(self) -> AsyncIterator[None]:
+        """A part that may fail alone: on an error only its own writes are undone."""
+        self.savepoints += 1
+        name = f"nd_savepoint_{self.savepoints}"
+        await self.execute(f"SAVEPOINT {name}")
+        try:
+            yield
+        except BaseException:
+            await self.execute(f"ROLLBACK TO SAVEPOINT {name}")
+            raise
+        await self.execute(f"RELEASE SAVEPOINT {name}")
 
 
 @asynccontextmanager
@@ -160,33 +175,57 @@ async def transaction(
         return
     skip_reset = _stateless.set(stateless)
     try:
-        async with _connection() as connection, connection.transaction():
+        async with _connection() as connection:
             tx = Tx(workspace_id=workspace_id, connection=connection, lock_timeout=lock_timeout)
-            await _set_locals(tx)
+            await _begin(connection, workspace_id, lock_timeout)
             token = _current_tx.set(tx)
             # Piccolo only reads `.connection` from what it takes for its transaction.
             piccolo_token = engine().current_transaction.set(cast(Any, _PiccoloJoin(connection)))
             try:
                 yield tx
+            except BaseException:
+                await _rollback(connection)
+                raise
             finally:
                 engine().current_transaction.reset(piccolo_token)
                 _current_tx.reset(token)
+            await connection.execute("COMMIT")
     finally:
         _stateless.reset(skip_reset)
     await _run_after_commit(tx)
 
 
-async def _set_locals(tx: Tx) -> None:
-    """The transaction's workspace and lock timeout, in one statement."""
-    workspace = None if tx.workspace_id is None else str(tx.workspace_id)
-    values = [
-        (k, v) for k, v in (("app.workspace_id", workspace), ("lock_timeout", tx.lock_timeout)) if v
-    ]
-    if values:
-        calls = ", ".join(
-            f"set_config(${2 * n + 1}, ${2 * n + 2}, true)" for n in range(len(values))
-        )
-        await tx.execute(f"SELECT {calls}", *(part for pair in values for part in pair))
+# A lock timeout as PostgreSQL reads one ("2s", "500ms"): it is written into the BEGIN.
+_LOCK_TIMEOUT = re.compile(r"\d{1,7}(?:us|ms|s|min)?")
+
+
+async def _begin(
+    connection: asyncpg.Connection, workspace_id: int | None, lock_timeout: str | None = None
+) -> None:
+    """BEGIN, with the transaction's workspace and lock timeout, in one round trip: a
+    simple query may hold several statements, a parametrised one only one (BEGIN was a
+    round trip of its own, in every transaction)."""
+    settings = []
+    if workspace_id is not None:
+        settings.append(f"set_config('app.workspace_id', '{int(workspace_id)}', true)")
+    if lock_timeout is not None:
+        if not _LOCK_TIMEOUT.fullmatch(lock_timeout):
+            raise ValueError(f"not a lock timeout: {lock_timeout!r}")
+        settings.append(f"set_config('lock_timeout', '{lock_timeout}', true)")
+    sql = "BEGIN"
+    if settings:
+        sql += "; SELECT " + ", ".join(settings)
+    await connection.execute(sql)
+
+
+async def _rollback(connection: asyncpg.Connection) -> None:
+    """Roll back; a connection that cannot (cancelled, broken) is closed, never pooled
+    mid-transaction."""
+    try:
+        await connection.execute("ROLLBACK")
+    except BaseException:
+        connection.terminate()
+        raise
 
 
 @dataclass(frozen=True)
@@ -270,9 +309,14 @@ async def fetch(sql: str, *args: Any) -> list[asyncpg.Record]:
     async with pool.acquire() as conn:
         if workspace_id is None:
             return await conn.fetch(sql, *args)
-        async with conn.transaction():
-            await conn.execute("SELECT set_config('app.workspace_id', $1, true)", str(workspace_id))
-            return await conn.fetch(sql, *args)
+        await _begin(conn, workspace_id)
+        try:
+            rows = await conn.fetch(sql, *args)
+        except BaseException:
+            await _rollback(conn)
+            raise
+        await conn.execute("COMMIT")
+        return rows
 
 
 async def fetch_stateless(sql: str, *args: Any) -> list[asyncpg.Record]:

@@ -23,6 +23,9 @@ PROBE = (
 )
 
 
+SETTINGS = "SELECT current_setting('app.workspace_id', true), current_setting('lock_timeout')"
+
+
 def _reset_only_after_the_second(*probes: asyncpg.Record | None) -> None:
     """Three PROBE answers from one pooled connection: the first use left its setting to
     the second (no reset), the second left nothing to the third (reset)."""
@@ -130,7 +133,7 @@ async def test_a_lock_timeout_holds_for_the_transaction_and_for_one_it_joins(
 ) -> None:
     """Set with the workspace in one statement, or by a nested call joining an outer
     transaction; transaction-local either way."""
-    setting = "SELECT current_setting('app.workspace_id', true), current_setting('lock_timeout')"
+    setting = SETTINGS
     async with db.transaction(7, lock_timeout="250ms") as tx:
         assert tuple(await tx.fetchrow(setting)) == ("7", "250ms")
     async with db.transaction(7) as outer:
@@ -139,3 +142,55 @@ async def test_a_lock_timeout_holds_for_the_transaction_and_for_one_it_joins(
             assert inner is outer
         assert (await outer.fetchrow(setting))[1] == "2s"
     assert await db.fetchval("SELECT current_setting('lock_timeout')") == "0"
+
+
+async def test_a_workspace_transaction_opens_with_its_settings_in_one_round_trip(
+    clean_db: None,
+) -> None:
+    """BEGIN, the workspace and the lock timeout go to PostgreSQL together: a transaction of
+    one statement is three round trips (every workspace write is such a transaction, and
+    the import worker runs two per URL)."""
+    pool = db.engine().pool
+    assert pool is not None
+    sent: list[str] = []
+    # The pool hands back the connection released last: the transaction below gets this one.
+    async with pool.acquire() as connection:
+        connection.add_query_logger(lambda logged: sent.append(logged.query))
+    sent.clear()  # the pool's reset on release
+    async with db.transaction(7, lock_timeout="250ms", stateless=True) as tx:
+        assert tuple(await tx.fetchrow(SETTINGS)) == ("7", "250ms")
+    assert len(sent) == 3, sent
+    assert sent[-1] == "COMMIT"
+    workspace, lock_timeout = tuple(await db.fetchrow(SETTINGS))  # type: ignore[arg-type]
+    assert (workspace or None, lock_timeout) == (None, "0")  # both were the transaction's
+
+
+async def test_a_failed_transaction_rolls_back_and_its_savepoint_undoes_only_its_part(
+    clean_db: None,
+) -> None:
+    class Undo(Exception):
+        pass
+
+    async with db.transaction() as tx:
+        await tx.execute("CREATE TEMP TABLE kept (n int) ON COMMIT DROP")
+        await tx.execute("INSERT INTO kept VALUES (1)")
+        try:
+            async with tx.savepoint():
+                await tx.execute("INSERT INTO kept VALUES (2)")
+                await tx.execute("SELECT 1 / 0")
+        except asyncpg.DivisionByZeroError:
+            pass
+        async with tx.savepoint():
+            await tx.execute("INSERT INTO kept VALUES (3)")
+        assert [r["n"] for r in await tx.fetch("SELECT n FROM kept ORDER BY n")] == [1, 3]
+    try:
+        async with db.transaction() as tx:
+            await tx.execute(
+                "INSERT INTO users (email, display_name, password_hash)"
+                " VALUES ('undone@example.org', 'U', 'x')"
+            )
+            raise Undo
+    except Undo:
+        pass
+    assert await db.fetchval("SELECT count(*) FROM users WHERE email = 'undone@example.org'") == 0
+    assert await _idle_in_transaction() == 0
