@@ -171,3 +171,30 @@ async def test_cancel_asks_first_on_a_phone(
     await cancel.tap()
     await expect(summary).to_have_attribute("data-status", "cancelled")
     assert (await job_of(editor.workspace_id, job_id)).status == JobStatus.CANCELLED
+
+
+async def test_fetch_again_turns_a_consent_wall_into_the_article(
+    page: Page, people, fake_site: FakeSite
+):
+    """Saved behind a consent wall; the site lets the article through later: "Fetch again" in
+    the reader follows the fetch and opens the same article with the page's text."""
+    fake_site.routes["/e2e-walled"] = fake_site.page("consent_onetrust_en.html")
+    editor = await people.member("editor")
+    await sign_in_page(page, editor.email, PASSWORD)
+    await page.goto("/articles")
+    await page.fill("#quick-add textarea", fake_site.base + "/e2e-walled")
+    await page.click("#quick-add button[type=submit]")
+    status = page.locator("#save-status")
+    await expect(status).to_have_attribute("data-state", "consent-wall", timeout=20_000)
+    await status.get_by_role("link").click()
+    await page.wait_for_url(READER)
+    walled_url = page.url
+    await expect(page.locator(".reader-warnings")).to_be_visible()
+
+    fake_site.routes["/e2e-walled"] = fake_site.page("article.html")
+    await page.get_by_role("button", name="Fetch again").click()
+    await page.wait_for_url("**/save/*")  # followed like a saved link
+    await page.wait_for_url(walled_url, timeout=20_000)  # then the same article opens
+    await expect(page.locator("h1")).to_contain_text("River towns vote")
+    await expect(page.locator(".reader-warnings")).to_have_count(0)
+    await expect(page.get_by_role("button", name="Fetch again")).to_have_count(0)

@@ -63,10 +63,11 @@ class Claim:
 # Queueing (called by app.articles.services inside its transaction) -----------------
 
 
-async def queue(tx: db.Tx, article_id: int, *, wake: bool = True) -> bool:
+async def queue(tx: db.Tx, article_id: int, *, wake: bool = True, again: bool = False) -> bool:
     """Make the article's analysis pending and wake a worker after commit.
 
-    Returns False - and changes nothing - when the analysis is completed. A
+    Returns False - and changes nothing - when the analysis is completed, unless
+    `again` (the article's text changed: the analysis is of the old one). A
     running analysis whose lease is still valid is left to its worker (it will
     finish it); the wake-up still goes out and coalesces with any queued one.
     `wake=False` sends none: the caller runs `reconcile` when it is done, and
@@ -82,11 +83,12 @@ async def queue(tx: db.Tx, article_id: int, *, wake: bool = True) -> bool:
                           THEN analyses.attempts ELSE 0 END,
           next_attempt_at = now(),
           updated_at = now()
-        WHERE analyses.status <> 'completed'
+        WHERE analyses.status <> 'completed' OR $3
         RETURNING status
         """,
         tx.workspace_id,
         article_id,
+        again,
     )
     if status is None:
         return False

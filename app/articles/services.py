@@ -39,6 +39,7 @@ from app.articles.types import (
     Outcome,
     OutcomeKind,
     ScrapedArticle,
+    Warning,
     article_topic,
 )
 from app.core import db
@@ -82,12 +83,19 @@ def store_unavailable_reason() -> str:
 
 
 async def process_scraped_article(
-    workspace_id: int, event: ScrapedArticle, *, wake_analysis: bool = True
+    workspace_id: int,
+    event: ScrapedArticle,
+    *,
+    wake_analysis: bool = True,
+    replacing: int | None = None,
 ) -> Outcome:
     """Store `event` once per normalised URL and signal analysis when it is needed.
 
     `wake_analysis=False` leaves the analysis pending without a wake-up: for a
     caller that wakes the due analyses itself when it is done (the import loop).
+    `replacing`: the page was fetched again for this stored article (it was a
+    consent wall): its content becomes the new page's, same id, unless the new
+    page is a consent wall again (UNCHANGED).
     """
     try:
         # Serialising and counting a long article is CPU work: keep the event loop
@@ -96,6 +104,8 @@ async def process_scraped_article(
     except Rejected as rejected:
         return Outcome(OutcomeKind.FAILED, reason=str(rejected))
     try:
+        if replacing is not None:
+            return await _replace(workspace_id, replacing, article, wake_analysis)
         return await _store(workspace_id, article, wake_analysis)
     except UNAVAILABLE as error:
         log.error(
@@ -149,6 +159,43 @@ async def _resubmitted(
         await _save_arxiv(tx, article_id, article.arxiv, replace=False)
     await _signal(tx, article_id, article, OutcomeKind.DUPLICATE_AWAITING_ANALYSIS)
     return Outcome(OutcomeKind.DUPLICATE_AWAITING_ANALYSIS, article_id)
+
+
+async def _replace(
+    workspace_id: int, article_id: int, article: PreparedArticle, wake_analysis: bool
+) -> Outcome:
+    """The article's content from a page fetched again; its id, URL, source and topic stay."""
+    if Warning.CONSENT_WALL.value in article.warnings:  # the same wall: keep what is stored
+        return Outcome(OutcomeKind.UNCHANGED, article_id)
+    async with db.workspace_tx(workspace_id, lock_timeout=LOCK_TIMEOUT) as tx:
+        replaced = await tx.fetchval(
+            """
+            UPDATE articles SET title = $3, byline = $4, site_name = $5, language = $6,
+              published_at = $7, content = $8::jsonb, text = $9, word_count = $10,
+              lead_image = $11, metadata = $12::jsonb, warnings = $13, updated_at = now()
+            WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL
+            RETURNING id
+            """,
+            workspace_id,
+            article_id,
+            article.title,
+            article.byline,
+            article.site_name,
+            article.language,
+            article.published_at,
+            article.content_json,
+            article.text,
+            article.word_count,
+            article.lead_image,
+            article.metadata_json,
+            article.warnings,
+        )
+        if replaced is None:  # trashed or deleted since the fetch was asked for
+            return Outcome(OutcomeKind.FAILED, reason=_("The article is no longer in the library."))
+        # The analysis was of the wall's text.
+        await analysis.queue(tx, article_id, wake=wake_analysis, again=True)
+        await _signal(tx, article_id, article, OutcomeKind.REPLACED)
+    return Outcome(OutcomeKind.REPLACED, article_id)
 
 
 async def _insert(tx: db.Tx, a: PreparedArticle) -> int | None:

@@ -75,6 +75,9 @@ class OutcomeKind(StrEnum):
     DUPLICATE = "duplicate"  # stored before and analysed; nothing to do
     DUPLICATE_AWAITING_ANALYSIS = "duplicate_awaiting_analysis"  # stored before; analysis re-queued
     FAILED = "failed"  # not stored; `reason` says why
+    # Fetched again over a stored article (`process_scraped_article(replacing=)`):
+    REPLACED = "replaced"  # its content is the new page's now; analysis re-queued
+    UNCHANGED = "unchanged"  # the new page was a consent wall again: the article stays as it was
 
 
 @dataclass(frozen=True)
@@ -86,7 +89,11 @@ class Outcome:
     @property
     def signalled(self) -> bool:
         """Whether an ArticleProcessed signal went out (FR-004)."""
-        return self.kind in (OutcomeKind.NEW, OutcomeKind.DUPLICATE_AWAITING_ANALYSIS)
+        return self.kind in (
+            OutcomeKind.NEW,
+            OutcomeKind.DUPLICATE_AWAITING_ANALYSIS,
+            OutcomeKind.REPLACED,
+        )
 
 
 # The library's live topics and views ------------------------------------------------

@@ -22,7 +22,7 @@ from litestar.response import Redirect, Template
 from app.accounts.guards import allows, member_of
 from app.accounts.roles import Permission
 from app.accounts.types import Viewer
-from app.articles.types import Source
+from app.articles.types import ArticleNotFound, Source
 from app.core import config
 from app.core.i18n import _, translate_stored
 from app.imports import queries, services
@@ -275,6 +275,20 @@ class SaveController(Controller):
         )
         if live:  # the quick-add box follows the job in place, on this very request
             return _follow_save(request, workspace_id, job_id)
+        return Redirect(f"/save/{job_id}", status_code=303)
+
+    @post("/again/{article_id:int}", guards=MANAGE)
+    async def fetch_again(self, request: Request, article_id: FromPath[int]) -> Redirect:
+        """The reader's "Fetch again" on a consent-walled article: followed like a save."""
+        viewer, workspace_id = member_of(request)
+        try:
+            job_id = await services.fetch_again(
+                workspace_id, article_id, actor_user_id=viewer.user_id
+            )
+        except ArticleNotFound:
+            raise NotFoundException() from None
+        except ImportRefused as refused:
+            raise ClientException(detail=str(refused)) from None
         return Redirect(f"/save/{job_id}", status_code=303)
 
     @get("/{job_id:int}")

@@ -26,7 +26,7 @@ from asyncpg.exceptions import LockNotAvailableError
 
 from app.articles import services as article_services
 from app.articles.services import process_scraped_article, store_unavailable_reason
-from app.articles.types import OutcomeKind, ScrapedArticle, Source
+from app.articles.types import ArticleNotFound, OutcomeKind, ScrapedArticle, Source, Warning
 from app.core import config, db, jobs
 from app.core.i18n import _
 from app.events.describe import import_subject
@@ -34,6 +34,7 @@ from app.events.services import record
 from app.imports import policy, queries
 from app.imports.parsing import parse_urls
 from app.imports.types import (
+    FETCH_AGAIN,
     IMPORTS_TOPIC,
     Claim,
     ImportJobNotFound,
@@ -92,6 +93,10 @@ async def add_job(
 ) -> int:
     """`create_job` inside the caller's transaction, for a caller that records more with the
     job (the wall links the saved post to it): a worker claims nothing before it commits."""
+    return await _add_job(tx, urls, actor_user_id, source.value)
+
+
+async def _add_job(tx: db.Tx, urls: Sequence[str], actor_user_id: int | None, source: str) -> int:
     settings = config.active()
     parsed = parse_urls("\n".join(urls), max_urls=settings.import_max_urls)
     if parsed.problem:
@@ -102,7 +107,7 @@ async def add_job(
         " VALUES ($1, $2, $3, $4) RETURNING id",
         tx.workspace_id,
         actor_user_id,
-        source.value,
+        source,
         len(valid),
     )
     await tx.execute(
@@ -117,6 +122,36 @@ async def add_job(
     _notify(tx, job_id)
     _wake(tx, job_id, len(valid))
     return int(job_id)
+
+
+async def fetch_again(workspace_id: int, article_id: int, *, actor_user_id: int | None) -> int:
+    """A one-item job that fetches a consent-walled article's page again and, unless it is
+    a wall again, replaces the article's content (same id); the job's id.
+
+    Saving the URL cannot: it is already an article, so the item is a duplicate before any
+    fetch. ArticleNotFound if the library has no such article (the trash neither);
+    ImportRefused if it was no consent wall.
+    """
+    async with db.workspace_tx(workspace_id) as tx:
+        article = await tx.fetchrow(
+            "SELECT url, warnings FROM articles"
+            " WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL",
+            workspace_id,
+            article_id,
+        )
+        if article is None:
+            raise ArticleNotFound(article_id)
+        if Warning.CONSENT_WALL.value not in article["warnings"]:
+            raise ImportRefused(_("Only an article saved behind a consent wall is fetched again."))
+        job_id = await _add_job(tx, [article["url"]], actor_user_id, FETCH_AGAIN)
+        # Before commit: no worker sees the item without its article.
+        await tx.execute(
+            "UPDATE import_items SET article_id = $3 WHERE workspace_id = $1 AND job_id = $2",
+            workspace_id,
+            job_id,
+            article_id,
+        )
+    return job_id
 
 
 async def _locked_job(tx: db.Tx, job_id: int) -> JobStatus:
@@ -288,7 +323,7 @@ async def _claim_in(workspace_id: int, job_id: int, worker: str, lease: float) -
                   AND next_attempt_at <= now()
                 ORDER BY next_attempt_at, idx LIMIT 1 FOR UPDATE SKIP LOCKED
               )
-              RETURNING id, url, attempts, leased_until
+              RETURNING id, url, attempts, leased_until, article_id
             ), job AS (
               UPDATE import_jobs SET status = 'running', started_at = coalesce(started_at, now()),
                 last_claim_at = clock_timestamp(), leased_by = $3,
@@ -296,7 +331,7 @@ async def _claim_in(workspace_id: int, job_id: int, worker: str, lease: float) -
                 updated_at = now()
               FROM item WHERE import_jobs.id = $2
             )
-            SELECT id, url, attempts FROM item
+            SELECT id, url, attempts, article_id FROM item
             """,
             workspace_id,
             job_id,
@@ -319,8 +354,9 @@ async def _claim_in(workspace_id: int, job_id: int, worker: str, lease: float) -
             )
         _notify(tx, job_id)
     return Claim(
-        workspace_id, job_id, item["id"], item["url"], job["source"], item["attempts"], token, first
-    )
+        workspace_id, job_id, item["id"], item["url"], job["source"], item["attempts"], token,
+        first, replaces=item["article_id"],
+    )  # fmt: skip
 
 
 async def renew_lease(claim: Claim) -> bool:
@@ -371,7 +407,9 @@ async def save(claim: Claim, event: ScrapedArticle) -> ItemState | None:
             # No analysis wake-up per article: the process's last import loop wakes
             # every due analysis when it ends (workers.tasks.import_items); a wake-up
             # now would only be deferred (reading comes first) after costing arq a job.
-            outcome = await process_scraped_article(claim.workspace_id, event, wake_analysis=False)
+            outcome = await process_scraped_article(
+                claim.workspace_id, event, wake_analysis=False, replacing=claim.replaces
+            )
             if outcome.kind == OutcomeKind.FAILED:
                 transient = outcome.reason == store_unavailable_reason()
                 decision = policy.after_store_failure(outcome.reason, transient, claim.attempts)
@@ -489,7 +527,8 @@ async def _finish(
     job = await tx.fetchrow(
         f"""
         WITH item AS (
-          UPDATE import_items SET state = $3, article_id = $4, warning = $5, error = $6,
+          UPDATE import_items SET state = $3, article_id = coalesce($4, article_id),
+            warning = $5, error = $6,
             waiting_for = '', leased_until = NULL, lease_token = NULL, finished_at = now(),
             updated_at = now()
           WHERE id = $2

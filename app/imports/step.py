@@ -28,7 +28,7 @@ from app.articles.types import Source
 from app.core import config, i18n, jobs, leases
 from app.core.i18n import _
 from app.imports import policy, queries, services
-from app.imports.types import Claim, ItemState
+from app.imports.types import FETCH_AGAIN, Claim, ItemState
 from app.wall import queries as wall_queries
 from app.wall.saving import post_as_article
 
@@ -146,10 +146,12 @@ async def process(claim: Claim) -> ItemState | None:
 
 
 async def _read(claim: Claim, lease: leases.Lease) -> ItemState | None:
-    # Dedup before fetch: a URL the library has costs no request.
-    existing = await article_queries.article_id_by_url(claim.workspace_id, claim.url)
-    if existing is not None:
-        return await services.duplicate(claim, existing)
+    # Dedup before fetch: a URL the library has costs no request (unless it is fetched
+    # again for that very article: `services.fetch_again`).
+    if claim.replaces is None:
+        existing = await article_queries.article_id_by_url(claim.workspace_id, claim.url)
+        if existing is not None:
+            return await services.duplicate(claim, existing)
     if claim.source == Source.WALL:
         return await _save_post(claim)
     try:
@@ -157,7 +159,9 @@ async def _read(claim: Claim, lease: leases.Lease) -> ItemState | None:
     except ExtractionError as error:
         return await services.fail(claim, policy.after_failure(error, claim.attempts))
     lease.check()
-    return await services.save(claim, extracted.scraped(Source(claim.source)))
+    # A fetch again keeps the article's source: the one it was saved with.
+    source = Source.MANUAL if claim.source == FETCH_AGAIN else Source(claim.source)
+    return await services.save(claim, extracted.scraped(source))
 
 
 async def _save_post(claim: Claim) -> ItemState | None:

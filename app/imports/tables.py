@@ -8,7 +8,7 @@ class ImportJob(Table, tablename="import_jobs"):
     id = BigSerial(primary_key=True)
     workspace_id = BigInt()
     created_by = BigInt(null=True, default=None)  # the user who started it
-    source = Text(default="import")  # an articles Source value: import, manual, api
+    source = Text(default="import")  # an articles Source value (import, manual, ...) or fetch-again
     status = Text(default="queued")  # queued | running | paused | done | cancelled
     total = Integer()  # number of items
     # Bookkeeping, changed in the same transaction as the item; the items are the truth.
@@ -36,7 +36,8 @@ class ImportItem(Table, tablename="import_items"):
     url = Text()  # as the person gave it (cleaned of brackets and punctuation)
     # pending | extracting | saved | duplicate | consent-wall | error | cancelled
     state = Text(default="pending")
-    article_id = BigInt(null=True, default=None)  # for saved, duplicate, consent-wall
+    # For saved, duplicate, consent-wall; a fetch again's item names its article from the start.
+    article_id = BigInt(null=True, default=None)
     warning = Text(default="")  # an articles Warning value, e.g. "probable_consent_wall"
     error = Text(default="")  # why it failed (or last failed), for a person
     waiting_for = Text(default="")  # the host whose request budget it waits for

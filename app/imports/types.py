@@ -39,6 +39,10 @@ TERMINAL_STATES = frozenset(
     }
 )
 
+# The source of a job that fetches a stored article's page again (`fetch_again`); every
+# other job's source is an articles Source value.
+FETCH_AGAIN = "fetch-again"
+
 # Live topics: the import page's job list, and one job's page.
 IMPORTS_TOPIC = "imports"
 
@@ -136,3 +140,6 @@ class Claim:
     attempts: int  # including this one
     token: UUID
     first_claim: bool  # the job's first claim: ArticleImportStarted goes out
+    # "Fetch again": the stored article (a consent wall) whose content the page replaces.
+    # Such an item names its article from the start; a new link's names none until stored.
+    replaces: int | None = None

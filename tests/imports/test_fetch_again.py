@@ -1,0 +1,131 @@
+""" "Fetch again" on an article saved behind a consent wall: the one-URL path once more,
+over the same article (saving its URL again is a duplicate before any fetch)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from app.articles import services as articles
+from app.core import db
+from tests.factories import csrf_of, post_form, sign_in
+from tests.fakes.site import FakeSite
+from tests.imports.helpers import item_rows, run_worker
+
+WALLED = "/news/walled"
+
+
+@pytest.fixture
+async def editor(client, people):  # type: ignore[no-untyped-def]
+    person = await people.member("editor")
+    await sign_in(client, person.email)
+    return person
+
+
+def _job_of(response: Any) -> int:
+    assert response.status_code == 303, response.text
+    return int(response.headers["location"].rsplit("/", 1)[1])
+
+
+async def _saved(client: Any, site: FakeSite, path: str, page: str) -> int:
+    """The article a save of `path` (serving `page`) stored."""
+    site.routes[path] = site.page(page)
+    job_id = _job_of(await post_form(client, "/save", {"url": site.base + path}))
+    await run_worker()
+    (row,) = await item_rows(job_id)
+    assert row["article_id"] is not None
+    return int(row["article_id"])
+
+
+async def _article(article_id: int) -> dict[str, Any]:
+    row = await db.fetchrow(
+        "SELECT title, text, warnings, deleted_at FROM articles WHERE id = $1", article_id
+    )
+    assert row is not None
+    return dict(row)
+
+
+async def _analysis(article_id: int) -> str:
+    return str(await db.fetchval("SELECT status FROM analyses WHERE article_id = $1", article_id))
+
+
+async def test_fetch_again_replaces_a_consent_wall_with_the_article_keeping_its_id(
+    client, editor, site, site_egress
+):
+    article_id = await _saved(client, site, WALLED, "consent_onetrust_en.html")
+    reader = await client.get(f"/articles/{article_id}")
+    assert f'action="/save/again/{article_id}"' in reader.text
+    # The wall's text was analysed: that analysis is of the wrong text.
+    await db.fetch("UPDATE analyses SET status = 'completed' WHERE article_id = $1", article_id)
+
+    site.routes[WALLED] = site.page("article.html")  # the site lets the article through now
+    job_id = _job_of(await post_form(client, f"/save/again/{article_id}"))
+    await run_worker()
+
+    (row,) = await item_rows(job_id)
+    assert (row["state"], row["article_id"], row["warning"]) == ("saved", article_id, "")
+    article = await _article(article_id)
+    assert "River towns vote" in article["title"]
+    assert article["warnings"] == []
+    assert await db.fetchval(
+        "SELECT count(*) FROM articles WHERE workspace_id = $1", editor.workspace_id
+    ) == 1  # fmt: skip
+    assert await _analysis(article_id) == "pending"
+    assert len(site.hits_of(WALLED)) == 2  # fetched again: no dedup before this fetch
+    status = await client.get(f"/save/{job_id}")
+    assert "Fetched again" in status.text
+    assert f"window.location.assign('/articles/{article_id}')" in status.text
+    reader = await client.get(f"/articles/{article_id}")
+    assert "/save/again/" not in reader.text  # no wall, nothing to fetch again
+
+
+async def test_a_consent_wall_again_leaves_the_article_as_it_was(client, editor, site, site_egress):
+    article_id = await _saved(client, site, WALLED, "consent_onetrust_en.html")
+    before = await _article(article_id)
+    job_id = _job_of(await post_form(client, f"/save/again/{article_id}"))
+    await run_worker()
+    (row,) = await item_rows(job_id)
+    assert (row["state"], row["article_id"]) == ("consent-wall", article_id)
+    assert row["warning"] == "probable_consent_wall"
+    assert await _article(article_id) == before
+    assert len(site.hits_of(WALLED)) == 2
+    status = await client.get(f"/save/{job_id}")
+    assert "consent wall again; the article stays as it was" in status.text
+
+
+async def test_an_article_trashed_before_the_fetch_is_not_brought_back(
+    client, editor, site, site_egress
+):
+    article_id = await _saved(client, site, WALLED, "consent_onetrust_en.html")
+    job_id = _job_of(await post_form(client, f"/save/again/{article_id}"))
+    await articles.delete_article(editor.workspace_id, article_id, actor_user_id=None)
+    site.routes[WALLED] = site.page("article.html")
+    await run_worker()
+    (row,) = await item_rows(job_id)
+    assert (row["state"], row["error"]) == ("error", "The article is no longer in the library.")
+    after = await _article(article_id)
+    assert after["deleted_at"] is not None
+    assert after["warnings"] == ["probable_consent_wall"]
+
+
+async def test_only_consent_walls_are_fetched_again_and_only_by_importers(
+    client, people, editor, site, site_egress
+):
+    plain = await _saved(client, site, "/news/plain", "article.html")
+    assert "/save/again/" not in (await client.get(f"/articles/{plain}")).text
+    refused = await post_form(client, f"/save/again/{plain}")
+    assert refused.status_code == 400
+    assert "consent wall" in refused.text
+    assert (await post_form(client, "/save/again/987654321")).status_code == 404
+    walled = await _saved(client, site, WALLED, "consent_onetrust_en.html")
+    jobs = await db.fetchval("SELECT count(*) FROM import_jobs")
+
+    await client.post("/logout", data={"_csrf_token": csrf_of(client)})
+    viewer = await people.member("viewer", editor.workspace_id)
+    await sign_in(client, viewer.email)
+    reader = await client.get(f"/articles/{walled}")
+    assert reader.status_code == 200
+    assert "/save/again/" not in reader.text
+    assert (await post_form(client, f"/save/again/{walled}")).status_code == 403
+    assert await db.fetchval("SELECT count(*) FROM import_jobs") == jobs
