@@ -181,6 +181,14 @@ class PageWatch:
         ]
 
 
+# A 390x844 touch phone, for `_watched_context(..., **PHONE)`.
+PHONE: dict[str, object] = {
+    "viewport": {"width": 390, "height": 844},
+    "is_mobile": True,
+    "has_touch": True,
+}
+
+
 async def _watched_context(
     browser: Browser, url: str, watch: PageWatch, **options
 ) -> BrowserContext:  # type: ignore[no-untyped-def]

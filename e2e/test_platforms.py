@@ -8,7 +8,7 @@ from playwright.async_api import Browser, expect
 
 from app.demo.mastodon import DEMO_TOKEN, MastodonDemo
 from app.demo.world import RunningWorld
-from e2e.conftest import PageWatch, Server, _watched_context, sign_in_page
+from e2e.conftest import PHONE, PageWatch, Server, _watched_context, sign_in_page
 from tests.factories import PASSWORD
 
 
@@ -19,10 +19,7 @@ async def test_connecting_a_mastodon_account_through_the_page_makes_a_working_co
     instance = demo_world.servers["fosstodon.org"]
     assert isinstance(instance, MastodonDemo)
     watch = PageWatch()
-    context = await _watched_context(
-        browser, server.url, watch, viewport={"width": 390, "height": 844}, is_mobile=True,
-        has_touch=True,
-    )  # fmt: skip
+    context = await _watched_context(browser, server.url, watch, **PHONE)
     page = await context.new_page()
     await sign_in_page(page, admin.email, PASSWORD)
     await page.goto("/settings/platforms")

@@ -23,7 +23,7 @@ from playwright.async_api import TimeoutError as PlaywrightTimeout
 from app.demo.content import ARTICLE_ORIGIN
 from app.demo.world import RunningWorld, seed
 from app.egress import close_egress, open_egress
-from e2e.conftest import PageWatch, Server, _watched_context, sign_in_page
+from e2e.conftest import PHONE, PageWatch, Server, _watched_context, sign_in_page
 
 IMPORTED = 12  # links of the demo news site pasted into the import page
 SHOTS = Path(__file__).resolve().parents[1] / "docs" / "screenshots"
@@ -79,10 +79,7 @@ async def test_the_wall_screenshots_from_the_demo_newsroom(
     await page.screenshot(path=str(SHOTS / "wall-desktop.png"))
     await desktop.close()
 
-    phone = await _watched_context(
-        browser, server.url, watch,
-        viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True,
-    )  # fmt: skip
+    phone = await _watched_context(browser, server.url, watch, **PHONE)
     page = await phone.new_page()
     await _ready_wall(page, login.email, columns)
     # One column fills the screen and nothing in it runs off the edge.

@@ -15,7 +15,7 @@ from app.accounts import services as accounts
 from app.core import db
 from app.demo.content import ARTICLE_ORIGIN
 from app.demo.world import RunningWorld
-from e2e.conftest import PageWatch, Server, _watched_context, sign_in_page
+from e2e.conftest import PHONE, PageWatch, Server, _watched_context, sign_in_page
 from tests.factories import PASSWORD
 from tests.safe_content.hostile_corpus import CASES
 from tests.wall.helpers import add_item, keyword_column
@@ -298,10 +298,7 @@ async def test_a_ten_thousand_letter_word_never_widens_its_column(page: Page, pe
 async def test_phone_one_column_per_screen_with_swipe_and_chips(
     browser: Browser, server: Server, services: None, people, watch: PageWatch
 ):
-    ctx = await _watched_context(
-        browser, server.url, watch,
-        viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True,
-    )  # fmt: skip
+    ctx = await _watched_context(browser, server.url, watch, **PHONE)
     page = await ctx.new_page()
     person = await people.member("editor")
     ws = person.workspace_id
@@ -372,10 +369,7 @@ async def test_fetch_new_posts_now_says_on_a_phone_when_the_next_fetch_may_be(
 ):
     """Inside the platform's minimum interval the button seemed to do nothing; now the page
     says so, live, in the reader's language and time zone. "Reload" beside it is gone."""
-    ctx = await _watched_context(
-        browser, server.url, watch,
-        viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True,
-    )  # fmt: skip
+    ctx = await _watched_context(browser, server.url, watch, **PHONE)
     page = await ctx.new_page()
     person = await people.member("editor")
     await accounts.update_profile(person.user_id, "Renate", "de", "Europe/Berlin")
