@@ -3,8 +3,9 @@
 Search is PostgreSQL full-text search on the generated `search` column (in
 the article's language's configuration, accents folded; title weighted A,
 text B, byline and site C; migration m0005), parsed with websearch_to_tsquery
-(words, "phrases", -not, or) in that same configuration and ranked with
-ts_rank_cd, title hits first. Pages are keyset-paginated on (sort time, id)
+(words, "phrases", -not, or) in that same configuration - in German and the other
+compounding languages a word also finds the compounds it begins (m0021) - and ranked
+with ts_rank_cd, exact matches first, then title hits. Pages are keyset-paginated on (sort time, id)
 for the orders by date, (rank, created_at, id) for best match - stable while
 articles arrive.
 """
@@ -56,9 +57,11 @@ _ROW_JOINS = """
     LEFT JOIN analyses an ON an.article_id = a.id AND an.workspace_id = a.workspace_id
     LEFT JOIN topics t ON t.id = a.topic_id AND t.workspace_id = a.workspace_id
 """
-# A hit in the title (weight A) ranks above any number of hits in the text;
-# within each group cover density decides (ts_rank_cd, scaled into [0, 1)).
+# The query as typed (no compound prefixes, m0021) ranks above what only a compound holds
+# ("Klima" above "Klimawandel"); then a hit in the title (weight A) above any number of hits
+# in the text; within each group cover density decides (ts_rank_cd, scaled into [0, 1)).
 _RANK = """(ts_rank_cd(sq.vector, sq.query, 32)
+    + CASE WHEN sq.vector @@ sq.exact THEN 2 ELSE 0 END
     + CASE WHEN ts_filter(sq.vector, '{a}') @@ sq.query THEN 1 ELSE 0 END)::real"""
 _STATE_SQL = {
     AnalysisState.PENDING: f"{_SHOWN_STATE} IN ('pending', 'running')",
@@ -237,7 +240,7 @@ async def _search(workspace_id: int, f: LibraryFilter, span: _Span) -> list[Reco
     options = where.param(listing.HEADLINE_OPTIONS)
     ranked = f.order == Sort.RELEVANCE
     rank = _RANK if ranked else "NULL::real"  # the dates' orders need no ranking
-    # Ranking reads the vector thrice: a copy is read from TOAST once (see below).
+    # Ranking reads the vector four times: a copy is read from TOAST once (see below).
     vector = "a.search || ''::tsvector" if ranked else "a.search"
     # The index finds candidates with the query as any language reads it (made once, in
     # its own SELECT: as a condition it was made again for every article a scan looked at);
@@ -253,18 +256,17 @@ async def _search(workspace_id: int, f: LibraryFilter, span: _Span) -> list[Reco
     # plain text (never HTML), cleared of the two marker characters first.
     return await db.fetch(
         f"""
-        WITH parsed AS MATERIALIZED (
-          SELECT array_agg(c.oid::regconfig) AS configs,
-            array_agg(websearch_to_tsquery(c.oid::regconfig, {query})) AS queries
-          FROM pg_ts_config c WHERE c.cfgname LIKE 'newsdesk\\_%'
-        ), hits AS (
+        WITH parsed AS MATERIALIZED (SELECT * FROM newsdesk_search_parses({query})),
+        hits AS (
           SELECT a.id, {rank} AS rank, {_sort_at(f.order)} AS sort_at, sq.config, sq.query
           FROM articles a
           CROSS JOIN LATERAL (
             SELECT {vector} AS vector,
               newsdesk_search_config(a.language) AS config,
               (SELECT queries[array_position(configs, newsdesk_search_config(a.language))]
-               FROM parsed) AS query
+               FROM parsed) AS query,
+              (SELECT exact[array_position(configs, newsdesk_search_config(a.language))]
+               FROM parsed) AS exact
             OFFSET 0  -- a subquery of its own: evaluated once per article, its values kept
           ) AS sq
           {_ROW_JOINS}

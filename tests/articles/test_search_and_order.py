@@ -88,6 +88,53 @@ async def test_a_language_without_a_stemmer_is_read_as_simple_words_with_accents
     assert await found(ws, "park") == []  # no stemming without a dictionary
 
 
+CLIMATE = (
+    "Das Klima in den Alpen wird wärmer, und die Gemeinden wollen nun mit den Bauern über "
+    "neue Regeln für das Wasser sprechen, die ab dem Sommer gelten sollen."
+)
+CLIMATE_CHANGE = (
+    "Der Klimawandel trifft die Bauern in der Region, und die Regierung will nun mit den "
+    "Gemeinden über neue Hilfen sprechen, die ab dem Sommer für alle Höfe gelten sollen."
+)
+RAILWAY = (
+    "Die Eisenbahn fährt wieder, und die Pendler sind froh, dass sie nach den langen Wochen "
+    "mit dem Bus nun wieder mit dem Zug zur Arbeit in die Stadt kommen."
+)
+PORTFOLIO = (
+    "The fund said that its portfolio grew by a tenth this year, and that the managers "
+    "would keep most of the money in bonds for the rest of the decade."
+)
+
+
+async def test_a_german_compound_is_found_by_its_first_word_the_word_itself_first(client, people):
+    person = await signed_in(client, people)
+    ws = person.workspace_id
+    compound = await save(
+        ws, title="Klimawandel und Landwirtschaft", text=CLIMATE_CHANGE, language="de"
+    )
+    word = await save(ws, title="Bericht aus den Alpen", text=CLIMATE, language="de")
+
+    # The word as typed ranks above a compound, even one in a title.
+    assert await found(ws, "Klima") == [word, compound]
+    assert await found(ws, "Klimawandel") == [compound]
+
+
+async def test_short_words_phrases_and_english_stay_whole(client, people):
+    person = await signed_in(client, people)
+    ws = person.workspace_id
+    railway = await save(ws, title="Bahnverkehr", text=RAILWAY, language="de")
+    compound = await save(ws, title="Landwirtschaft", text=CLIMATE_CHANGE, language="de")
+    english = await save(ws, title="Annual report", text=PORTFOLIO, language="en")
+
+    assert await found(ws, "Eisenbahn") == [railway]
+    assert await found(ws, "Ei") == []  # two letters would begin thousands of words
+    assert await found(ws, "an") == []
+    assert await found(ws, '"Klima trifft"') == []  # a phrase is what was typed
+    assert await found(ws, '"Klimawandel trifft"') == [compound]
+    assert await found(ws, "port") == []  # English writes no closed compounds
+    assert await found(ws, "portfolio") == [english]
+
+
 async def test_a_search_reads_the_query_in_every_language_once_not_for_each_article(people):
     # The any-language query parses the words in ~30 configurations (~1 ms): evaluated for
     # every article a scan looked at, a common word took seconds in a library of thousands.
