@@ -208,7 +208,7 @@ async def saved_search_queries(workspace_id: int) -> set[str]:
 _NO_CURSOR = (datetime.max.replace(tzinfo=UTC), "")
 
 
-def _page_start(cursor: str | None) -> tuple[datetime, str]:
+def page_start(cursor: str | None) -> tuple[datetime, str]:
     return decode_cursor(cursor) if cursor else _NO_CURSOR
 
 
@@ -252,7 +252,7 @@ async def item(workspace_id: int, item_id: int) -> ItemView | None:
 async def column_items(
     workspace_id: int, column_id: int, cursor: str | None, limit: int = DEFAULT_LIMIT
 ) -> ItemPage:
-    at, key = _page_start(cursor)
+    at, key = page_start(cursor)
     rows = await db.fetch(
         f"""
         SELECT {ITEM_FIELDS}
@@ -277,7 +277,7 @@ async def merged_items(
     Each column's page is read from its own keyset (the newest items of all columns are among
     them); filtering the workspace's items by "in a platform feed" read every keyword
     column's item until a page of feed items was found, or the whole history behind a cursor."""
-    at, key = _page_start(cursor)
+    at, key = page_start(cursor)
     rows = await db.fetch(
         f"""
         SELECT {ITEM_FIELDS}
