@@ -66,10 +66,12 @@ class Claim:
 async def queue(tx: db.Tx, article_id: int, *, wake: bool = True, again: bool = False) -> bool:
     """Make the article's analysis pending and wake a worker after commit.
 
-    Returns False - and changes nothing - when the analysis is completed, unless
-    `again` (the article's text changed: the analysis is of the old one). A
+    Returns False - and changes nothing - when the analysis is completed. A
     running analysis whose lease is still valid is left to its worker (it will
     finish it); the wake-up still goes out and coalesces with any queued one.
+    `again`: the article's text changed, so any analysis is of the old text - a
+    completed one is queued again, a running one too (its worker's result is
+    then refused: it writes only while its claim is the running one).
     `wake=False` sends none: the caller runs `reconcile` when it is done, and
     the reconciler cron is the backstop.
     """
@@ -78,9 +80,9 @@ async def queue(tx: db.Tx, article_id: int, *, wake: bool = True, again: bool = 
         INSERT INTO analyses (workspace_id, article_id) VALUES ($1, $2)
         ON CONFLICT (workspace_id, article_id) DO UPDATE SET
           status = CASE WHEN analyses.status = 'running' AND analyses.lease_until > now()
-                        THEN 'running' ELSE 'pending' END,
+                          AND NOT $3 THEN 'running' ELSE 'pending' END,
           attempts = CASE WHEN analyses.status = 'running' AND analyses.lease_until > now()
-                          THEN analyses.attempts ELSE 0 END,
+                            AND NOT $3 THEN analyses.attempts ELSE 0 END,
           next_attempt_at = now(),
           updated_at = now()
         WHERE analyses.status <> 'completed' OR $3

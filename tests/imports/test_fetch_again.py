@@ -50,14 +50,21 @@ async def _analysis(article_id: int) -> str:
     return str(await db.fetchval("SELECT status FROM analyses WHERE article_id = $1", article_id))
 
 
+@pytest.mark.parametrize("analysis", ["completed", "running"])
 async def test_fetch_again_replaces_a_consent_wall_with_the_article_keeping_its_id(
-    client, editor, site, site_egress
+    client, editor, site, site_egress, analysis
 ):
     article_id = await _saved(client, site, WALLED, "consent_onetrust_en.html")
     reader = await client.get(f"/articles/{article_id}")
     assert f'action="/save/again/{article_id}"' in reader.text
-    # The wall's text was analysed: that analysis is of the wrong text.
-    await db.fetch("UPDATE analyses SET status = 'completed' WHERE article_id = $1", article_id)
+    # The wall's text was analysed (or is being analysed, a worker's lease on it): that
+    # analysis is of the wrong text.
+    await db.fetch(
+        """UPDATE analyses SET status = $2, lease_until = CASE WHEN $2 = 'running'
+             THEN now() + interval '5 minutes' END WHERE article_id = $1""",
+        article_id,
+        analysis,
+    )
 
     site.routes[WALLED] = site.page("article.html")  # the site lets the article through now
     job_id = _job_of(await post_form(client, f"/save/again/{article_id}"))
