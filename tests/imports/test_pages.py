@@ -219,19 +219,26 @@ async def test_a_job_page_counts_in_the_readers_language(client, people, site, s
 
 
 @pytest.mark.parametrize(
-    ("locale", "zone", "clock", "says"),
+    ("locale", "zone", "clock", "says", "item_says"),
     [
-        ("en", "Asia/Kolkata", "%-I:%M\u202f%p", "1 item waits to be tried again (next at {})"),
+        (
+            "en",
+            "Asia/Kolkata",
+            "%-I:%M\u202f%p",
+            "1 item waits to be tried again (next at {})",
+            "Will try again at {} (attempt 2 of 3):",
+        ),
         (
             "de",
             "Europe/Berlin",
             "%H:%M",
             "1 Adresse wartet auf einen neuen Versuch (der nächste um {})",
+            "Wird um {} erneut versucht (Versuch 2 von 3):",
         ),
     ],
 )
 async def test_a_job_whose_open_items_wait_for_a_retry_says_so_and_when(
-    client, people, site, site_egress, locale, zone, clock, says
+    client, people, site, site_egress, locale, zone, clock, says, item_says
 ):
     """One page saved, one answered 429 "Retry-After: 120": the saved page's pace made it
     "less than a minute left"; the page says what happens, at the reader's clock."""
@@ -247,6 +254,7 @@ async def test_a_job_whose_open_items_wait_for_a_retry_says_so_and_when(
     at = waiting[0]["next_attempt_at"].astimezone(ZoneInfo(zone)).strftime(clock)
     page = await client.get(f"/articles/import/{job_id}")
     assert says.format(at) in page.text
+    assert item_says.format(at) in page.text  # and the item itself
     assert "inute" not in page.text  # no "less than a minute left" / "Weniger als eine Minute"
     token = await accounts.issue_api_token(person.workspace_id, person.user_id, "script")
     api = await client.get(
