@@ -54,8 +54,8 @@ def time_left(job: JobView, time_zone: str = "UTC") -> str:
         return ""
     if job.retry_at is not None:
         return _count(
-            "%(num)s item waits to be tried again (next at %(time)s)",
-            "%(num)s items wait to be tried again (next at %(time)s)",
+            "%(num)s address waits to be tried again (next at %(time)s)",
+            "%(num)s addresses wait to be tried again (next at %(time)s)",
             job.counters.left,
             time=format_datetime(job.retry_at, time_zone, "time"),
         )

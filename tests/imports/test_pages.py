@@ -225,7 +225,7 @@ async def test_a_job_page_counts_in_the_readers_language(client, people, site, s
             "en",
             "Asia/Kolkata",
             "%-I:%M\u202f%p",
-            "1 item waits to be tried again (next at {})",
+            "1 address waits to be tried again (next at {})",
             "Will try again at {} (attempt 2 of 3):",
         ),
         (
