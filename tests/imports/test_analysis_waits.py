@@ -38,7 +38,9 @@ async def test_analyses_wait_while_the_process_reads_items_and_run_after(
 ):
     workspace = (await people.member("editor")).workspace_id
     site.routes["/news/quick"] = site.page("article.html")
-    site.routes["/news/slow"] = dataclasses.replace(site.page("article.html"), delay=1.0)
+    # Slow enough to be still in flight when the quick one is stored, on a loaded machine too
+    # (there the quick page alone, with the page readers starting, took over a second).
+    site.routes["/news/slow"] = dataclasses.replace(site.page("article.html"), delay=4.0)
     job_id = await services.create_job(
         workspace, [site.base + "/news/quick", site.base + "/news/slow"], actor_user_id=None
     )
