@@ -150,3 +150,31 @@ async def test_a_hidden_tab_closes_its_stream_and_reopens_it_on_return(page: Pag
     await _set_hidden(page, False)
     await expect(page.locator("#library-list")).to_contain_text("While hidden", timeout=5_000)
     assert len(opened) == 1  # one new stream on return, with the whole state
+
+
+async def test_an_owner_deletes_the_workspace_and_its_members_pages_are_cut(
+    page: Page, second: BrowserContext, people
+):
+    editor = await people.member("editor")
+    await _library(page, editor.email)
+    owner_page = await second.new_page()
+    await sign_in_page(owner_page, await _owner_of(editor.workspace_id), PASSWORD)
+    await owner_page.goto("/settings")
+    await owner_page.get_by_role("link", name="Workspace", exact=True).click()
+    form = owner_page.locator("#delete-workspace form")
+    await form.locator("input[name=confirm_name]").fill("Dsk")
+    await form.get_by_role("button", name="Delete workspace").click()
+    await expect(owner_page.locator("#delete-workspace .field-error")).to_have_text(
+        "Type the workspace's name exactly as it is shown."
+    )
+    await expect(form.locator("input[name=confirm_name]")).to_have_value("Dsk")  # kept
+
+    await form.locator("input[name=confirm_name]").fill("Desk")
+    await form.get_by_role("button", name="Delete workspace").click()
+    await owner_page.wait_for_url("**/welcome")
+    await expect(owner_page.locator("form[action='/workspaces']")).to_be_visible()
+    await expect(page.locator("#session-ended")).to_contain_text(
+        "no longer have access", timeout=1_500
+    )
+    await page.goto("/articles")  # nowhere else to go: the page to start a workspace
+    await page.wait_for_url("**/welcome")

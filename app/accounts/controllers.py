@@ -14,6 +14,7 @@ from litestar.response import Redirect, Template
 from app.accounts import queries, recovery, services
 from app.accounts.forms import (
     DeleteAccountForm,
+    DeleteWorkspaceForm,
     ForgotForm,
     InviteForm,
     LoginForm,
@@ -400,6 +401,52 @@ class MembersController(Controller):
         return Redirect("/settings/members", status_code=303)
 
 
+class WorkspaceSettingsController(Controller):
+    """The workspace itself: deleting it (owners only)."""
+
+    path = "/settings/workspace"
+    guards = [allows(Permission.WORKSPACE_DELETE)]
+
+    async def _render(self, request: Request, *, status_code: int = 200, **extra: Any) -> Template:
+        context: dict[str, Any] = {
+            "form": DeleteWorkspaceForm(),
+            "error": None,
+            "error_field": None,
+        }
+        context.update(extra)
+        return await page(
+            request,
+            "accounts/workspace.html",
+            section="settings",
+            status_code=status_code,
+            **context,
+        )
+
+    @get("/")
+    async def show(self, request: Request) -> Template:
+        return await self._render(request)
+
+    @post("/delete")
+    async def delete(
+        self, request: Request, data: Annotated[DeleteWorkspaceForm, Form]
+    ) -> Template | Redirect:
+        viewer, workspace_id = member_of(request)
+        try:
+            await services.delete_workspace(
+                workspace_id, data.confirm_name, actor_user_id=viewer.user_id
+            )
+        except AccountError as error:
+            return await self._render(
+                request,
+                status_code=error.status,
+                form=data,
+                error=error.message,
+                error_field=error.field,
+            )
+        # Their session works in no workspace now: /welcome takes them to another one.
+        return Redirect("/welcome", status_code=303)
+
+
 class TokensController(Controller):
     path = "/settings/tokens"
     guards = [allows(Permission.DRAFT_VIEW)]
@@ -615,6 +662,7 @@ PAGE_HANDLERS = [
     WorkspaceController,
     SettingsController,
     MembersController,
+    WorkspaceSettingsController,
     TokensController,
     InvitationController,
     ForgotController,

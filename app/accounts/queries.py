@@ -96,12 +96,15 @@ async def workspaces_of(user_id: int) -> list[WorkspaceChoice]:
     return [WorkspaceChoice(id=r["id"], name=r["name"], role=Role(r["role"])) for r in rows]
 
 
-async def workspaces_only_owned_by(user_id: int) -> list[str]:
-    """The names of the workspaces `user_id` is the one owner of."""
+async def workspaces_only_owned_by(user_id: int) -> list[tuple[str, bool]]:
+    """The workspaces `user_id` is the one owner of: (name, whether they are its only member)."""
     with db.system():  # the person's memberships in every workspace
         rows = await db.fetch(
             """
-            SELECT w.name FROM memberships m JOIN workspaces w ON w.id = m.workspace_id
+            SELECT w.name, NOT EXISTS (
+              SELECT 1 FROM memberships o
+              WHERE o.workspace_id = m.workspace_id AND o.user_id <> $1) AS alone
+            FROM memberships m JOIN workspaces w ON w.id = m.workspace_id
             WHERE m.user_id = $1 AND m.role = 'owner' AND NOT EXISTS (
               SELECT 1 FROM memberships o
               WHERE o.workspace_id = m.workspace_id AND o.role = 'owner' AND o.user_id <> $1)
@@ -109,7 +112,7 @@ async def workspaces_only_owned_by(user_id: int) -> list[str]:
             """,
             user_id,
         )
-    return [r["name"] for r in rows]
+    return [(r["name"], r["alone"]) for r in rows]
 
 
 async def preferred_workspace(user_id: int) -> int | None:

@@ -24,11 +24,13 @@ class Permission(StrEnum):
     ARTICLES_IMPORT = "articles.import"  # save and import articles, manage topics
     SETTINGS_MANAGE = "settings.manage"  # workspace settings and connections
     MEMBERS_MANAGE = "members.manage"  # invite, change roles, remove members
+    WORKSPACE_DELETE = "workspace.delete"  # delete the workspace and everything in it
 
 
 ROLE_PERMISSIONS: dict[Role, frozenset[Permission]] = {
     Role.OWNER: frozenset(Permission),
-    Role.ADMIN: frozenset(Permission),
+    # Deleting the workspace is the owners' alone: an admin could otherwise end it.
+    Role.ADMIN: frozenset(Permission) - {Permission.WORKSPACE_DELETE},
     Role.EDITOR: frozenset(
         {Permission.DRAFT_VIEW, Permission.COLUMNS_MANAGE, Permission.ARTICLES_IMPORT}
     ),

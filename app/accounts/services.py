@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
@@ -31,6 +32,8 @@ from app.core.config import active
 from app.core.i18n import LANGUAGES, _, active_language, format_number, ngettext
 from app.events.services import record
 from app.live.notices import access_changed, access_changed_after_commit
+
+log = logging.getLogger(__name__)
 
 INVITATION_DAYS = 7
 API_TOKEN_PREFIX = "nd_"  # noqa: S105  (a prefix, not a secret)
@@ -307,6 +310,69 @@ async def remove_member(
         )
 
 
+# Before the workspace row: the rows workers write while they hold them, in the order the
+# workers lock them, so a worker mid-write finishes (its rows then go with the cascade)
+# instead of waiting for the workspace row while holding a row the cascade waits for (a
+# deadlock). The wall's posts go before their sources, whose ON DELETE SET NULL would
+# otherwise update each of them first. Everything else goes by ON DELETE CASCADE.
+_BEFORE_THE_WORKSPACE = (
+    "DELETE FROM import_items WHERE workspace_id = $1",
+    "DELETE FROM topic_runs WHERE workspace_id = $1",
+    "DELETE FROM topic_sources WHERE workspace_id = $1",
+    "SELECT FROM stream_sources WHERE workspace_id = $1 FOR UPDATE",
+    "DELETE FROM feed_items WHERE workspace_id = $1",
+)
+_DELETE_ATTEMPTS = 3  # a deadlock with a worker the order above did not foresee: again
+
+
+async def delete_workspace(workspace_id: int, typed_name: str, *, actor_user_id: int) -> None:
+    """An owner deletes the workspace and everything in it, its name typed as the
+    confirmation. One transaction; every member's open pages are cut once it commits, and
+    their sessions work in no workspace (the foreign key sets it NULL), so their next page
+    takes them to another workspace of theirs or to the welcome page. The workspace's own
+    Activity goes with it: the deletion is logged here."""
+    for attempt in range(1, _DELETE_ATTEMPTS + 1):
+        try:
+            members = await _delete_workspace_rows(workspace_id, typed_name, actor_user_id)
+            break
+        except asyncpg.DeadlockDetectedError:
+            if attempt == _DELETE_ATTEMPTS:
+                raise
+    log.info("workspace %s deleted by user %s", workspace_id, actor_user_id)
+    for user_id in members:
+        await access_changed(user_id)
+
+
+async def _delete_workspace_rows(
+    workspace_id: int, typed_name: str, actor_user_id: int
+) -> list[int]:
+    """The deletion's transaction; the members it had."""
+    async with db.workspace_tx(workspace_id) as tx:
+        # NO KEY UPDATE: one deletion at a time, while workers may still insert (their
+        # foreign keys take KEY SHARE) until the workspace row itself goes, last.
+        name = await tx.fetchval(
+            "SELECT name FROM workspaces WHERE id = $1 FOR NO KEY UPDATE", workspace_id
+        )
+        if name is None:
+            raise AccountError(_("This workspace does not exist any more."), status=404)
+        if await _member_role(tx, actor_user_id) != Role.OWNER:
+            raise AccountError(_("Only an owner can delete the workspace."), status=403)
+        if typed_name.strip() != name:
+            raise AccountError(
+                _("Type the workspace's name exactly as it is shown."), field="confirm_name"
+            )
+        members = [
+            r["user_id"]
+            for r in await tx.fetch(
+                "SELECT user_id FROM memberships WHERE workspace_id = $1", workspace_id
+            )
+        ]
+        for statement in _BEFORE_THE_WORKSPACE:
+            await tx.execute(statement, workspace_id)
+        await tx.execute("DELETE FROM workspaces WHERE id = $1", workspace_id)
+    return members
+
+
 async def delete_account(user_id: int, password: str) -> None:
     """A person deletes their own account, password confirmed. Refused while they are a
     workspace's only owner (the workspace would have no one to run it). They leave every
@@ -317,13 +383,22 @@ async def delete_account(user_id: int, password: str) -> None:
     if row is None or not verify_password(row["password_hash"], password):
         raise AccountError(_("Your password is not right."), field="delete_password")
     only_owner_of = await queries.workspaces_only_owned_by(user_id)
+    alone_in = [name for name, alone in only_owner_of if alone]
+    if alone_in:  # nobody to hand it to: the workspace goes first, by its own confirmation
+        raise AccountError(
+            _(
+                "No one else is in %(names)s: delete the workspace first (switch to it, then"
+                " Settings, Workspace), then delete your account."
+            )
+            % {"names": ", ".join(alone_in)}
+        )
     if only_owner_of:
         raise AccountError(
             _(
                 "You are the only owner of %(names)s. Make another member owner there"
                 " (Settings, Members), then delete your account."
             )
-            % {"names": ", ".join(only_owner_of)}
+            % {"names": ", ".join(name for name, _alone in only_owner_of)}
         )
     for workspace in await queries.workspaces_of(user_id):
         await remove_member(workspace.id, user_id, actor_user_id=user_id, event="account_deleted")

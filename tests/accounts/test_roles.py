@@ -14,6 +14,7 @@ PAGES = [
     ("GET", "/settings/tokens", Permission.DRAFT_VIEW),
     ("GET", "/settings/members", Permission.MEMBERS_MANAGE),
     ("POST", "/settings/members/invite", Permission.MEMBERS_MANAGE),
+    ("GET", "/settings/workspace", Permission.WORKSPACE_DELETE),
 ]
 
 

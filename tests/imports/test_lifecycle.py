@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 
 import asyncpg
 import pytest
 from redis.asyncio import Redis
 
+from app.accounts import services as accounts
 from app.articles import services as article_services
 from app.articles.services import process_scraped_article
 from app.articles.types import Source
@@ -188,6 +190,35 @@ async def test_cancel_during_extraction_saves_nothing(workspace, site, site_egre
     job = await job_of(workspace, job_id)
     assert job.status == JobStatus.CANCELLED
     assert job.counters.cancelled == 3
+    assert await run_worker() == 0
+
+
+async def test_a_lease_on_an_item_of_a_deleted_workspace_ends_quietly(
+    people, site, site_egress, caplog
+):
+    owner = await people.member("owner")
+    workspace = owner.workspace_id
+    site.routes["/slow"] = Reply(
+        headers=[("Content-Type", "text/html; charset=utf-8")],
+        body=site.page("article.html").body,
+        delay=1.0,
+    )
+    await services.create_job(workspace, [site.base + "/slow"], actor_user_id=None)
+    claim = await services.claim_next("w1")
+    assert claim is not None
+    reading = asyncio.create_task(step.process(claim))
+    await asyncio.sleep(0.3)
+
+    await accounts.delete_workspace(workspace, "Desk", actor_user_id=owner.user_id)
+
+    assert await reading is None  # the claim is simply gone: nothing written, nothing raised
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    for table in ("import_items", "import_jobs", "articles", "events"):
+        count = await db.fetchval(
+            f"SELECT count(*) FROM {table} WHERE workspace_id = $1",
+            workspace,
+        )
+        assert (table, count) == (table, 0)
     assert await run_worker() == 0
 
 
