@@ -116,13 +116,24 @@ async def process_scraped_article(
             error,
         )
         return Outcome(OutcomeKind.FAILED, reason=store_unavailable_reason())
+    except asyncpg.ForeignKeyViolationError as error:
+        # Its workspace (or topic) was deleted while the page was read: nothing to save it
+        # to, and nothing wrong with us. One line; the caller's claim is gone with it.
+        log.warning(
+            "article not saved, its workspace %s or topic is gone: %s", workspace_id, article.url
+        )
+        return _refused(error)
     except asyncpg.PostgresError as error:
         log.exception("article save failed (workspace %s, %s)", workspace_id, article.url)
-        return Outcome(
-            OutcomeKind.FAILED,
-            reason=_("The article could not be saved: the database refused it (%(code)s).")
-            % {"code": error.sqlstate or type(error).__name__},
-        )
+        return _refused(error)
+
+
+def _refused(error: asyncpg.PostgresError) -> Outcome:
+    return Outcome(
+        OutcomeKind.FAILED,
+        reason=_("The article could not be saved: the database refused it (%(code)s).")
+        % {"code": error.sqlstate or type(error).__name__},
+    )
 
 
 async def _store(workspace_id: int, article: PreparedArticle, wake_analysis: bool) -> Outcome:

@@ -455,7 +455,8 @@ async def finish_run(
 
     A partial run (some entries failed) comes back within minutes to retry
     them. Returns when the source runs next; None if the lease was no longer
-    ours (another worker has the source; only the run row is closed).
+    ours (another worker has the source; only the run row is closed) or the run
+    is gone (its source removed, its workspace deleted: nothing is written).
     """
     failed = result.status == RunStatus.FAILED
     failures = source.failures + 1 if failed else 0
@@ -466,11 +467,11 @@ async def finish_run(
         if result.status == RunStatus.PARTIAL:
             partials = await _partial_runs_in_a_row(tx, source, run_id)
             delay = partial_retry_delay(source.interval_seconds, partials + 1, jitter=jitter)
-        await tx.execute(
+        closed = await tx.fetchval(
             """
             UPDATE topic_runs SET status = $3, found = $4, new = $5, duplicates = $6,
               failures = $7, error = $8, finished_at = now()
-            WHERE workspace_id = $1 AND id = $2
+            WHERE workspace_id = $1 AND id = $2 RETURNING id
             """,
             source.workspace_id,
             run_id,
@@ -481,6 +482,8 @@ async def finish_run(
             result.failures,
             result.error[:1000],
         )
+        if closed is None:  # its source was removed or its workspace deleted meanwhile
+            return None
         next_run_at: datetime | None = await tx.fetchval(
             """
             UPDATE topic_sources SET lease_until = NULL, failures = $3,

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 from datetime import UTC, datetime
 
 import pytest
 
+from app.accounts import services as accounts
 from app.core import db
 from app.core.leases import LEASE_SECONDS
 from app.topics import queries, scraping, services
@@ -130,6 +132,27 @@ async def test_a_run_with_failed_entries_is_partial_and_comes_back_within_minute
 
 
 # Leases --------------------------------------------------------------------------------
+
+
+async def test_a_run_of_a_workspace_deleted_meanwhile_ends_quietly_writing_nothing(
+    site, site_egress, people, caplog
+):
+    owner = await people.member("owner")
+    workspace = owner.workspace_id
+    url = serve_feed(site, "gone", 2, page_delay=0.6)
+    _topic_id, source_id = await topic_with(workspace, SourceForm("feed", url=url))
+    running = asyncio.create_task(scraping.scrape_source(workspace, source_id))
+    await asyncio.sleep(0.3)  # reading the first entry's page
+
+    await accounts.delete_workspace(workspace, "Desk", actor_user_id=owner.user_id)
+
+    await running  # nothing raised
+    assert not [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    for table in ("topic_runs", "topic_sources", "articles", "events"):
+        count = await db.fetchval(
+            f"SELECT count(*) FROM {table} WHERE workspace_id = $1", workspace
+        )
+        assert (table, count) == (table, 0)
 
 
 async def test_a_source_is_claimed_for_a_minute_and_the_heartbeat_extends_only_its_own_lease(
