@@ -10,10 +10,14 @@ import pytest
 
 from app.accounts import services as accounts
 from app.accounts.roles import Role
+from app.analysis import services as analysis
 from app.articles.services import process_scraped_article
 from app.core import db
 from app.imports import services as imports
+from app.imports import step as import_step
+from app.streams import polling
 from app.streams import services as streams
+from app.topics import scraping
 from app.topics import services as topics
 from app.topics.types import SourceForm, TopicForm
 from tests.articles.helpers import article_event
@@ -107,6 +111,30 @@ async def test_everything_of_the_workspace_goes_and_another_workspace_keeps_its_
     assert not await _exists(owner.workspace_id)
     assert await _rows_per_table(owner.workspace_id) == dict.fromkeys(before, 0)
     assert await _rows_per_table(other.workspace_id) == kept
+
+
+async def test_wake_ups_queued_before_the_deletion_find_nothing_to_do(people, settings):
+    owner = await people.member("owner")
+    workspace_id = owner.workspace_id
+    await _fill(owner)
+    with db.system():
+        ids = await db.fetchrow(
+            "SELECT (SELECT id FROM articles WHERE workspace_id = $1) AS article,"
+            " (SELECT id FROM stream_sources WHERE workspace_id = $1) AS stream_source,"
+            " (SELECT id FROM topic_sources WHERE workspace_id = $1) AS topic_source",
+            workspace_id,
+        )
+    await _delete_as(owner)
+
+    # What arq would run for the jobs already queued: each finds its row gone.
+    assert (
+        await analysis.run_analysis(workspace_id, ids["article"], settings) == analysis.Run.SKIPPED
+    )
+    assert await polling.poll_source(workspace_id, ids["stream_source"]) is False
+    assert await scraping.scrape_source(workspace_id, ids["topic_source"]) is None
+    assert await import_step.run_loop() == 0
+    left = await _rows_per_table(workspace_id)
+    assert left == dict.fromkeys(left, 0)
 
 
 async def test_a_wrong_name_deletes_nothing_and_keeps_what_was_typed(client, people):

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from app.accounts import services as accounts
 from app.core import db
 from app.live.notices import channel
 from app.streams import polling, services
@@ -582,6 +583,27 @@ async def test_concurrent_scheduler_loops_never_poll_a_source_twice(
     )
     assert sum(results) == polls
     assert len(site.hits) - before == polls
+
+
+async def test_a_poll_of_a_workspace_deleted_meanwhile_ends_quietly_writing_nothing(
+    people, site, site_egress, caplog
+):
+    ws, owner = await people.workspace()
+    url = feed(site, "/gone.rss", rss(2))
+    column = await account_column(ws, url)
+    [source_id] = await sources_of(column)
+    site.routes["/gone.rss"] = Reply(headers=[("Content-Type", RSS)], body=rss(2), delay=0.6)
+    polling_now = asyncio.create_task(polling.poll_source(ws, source_id, jitter=0))
+    await asyncio.sleep(0.3)  # the feed is being read
+
+    await accounts.delete_workspace(ws, "Desk", actor_user_id=owner.user_id)
+
+    await polling_now  # nothing raised
+    assert "lease lost, the poll's result is dropped" in caplog.text  # it was mid-poll
+    assert not [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    for table in ("stream_sources", "feed_items", "feed_item_columns", "events"):
+        count = await db.fetchval(f"SELECT count(*) FROM {table} WHERE workspace_id = $1", ws)
+        assert (table, count) == (table, 0)
 
 
 async def test_a_poll_that_lost_its_lease_writes_nothing(people, site, site_egress):
