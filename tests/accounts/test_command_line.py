@@ -45,7 +45,8 @@ def test_an_unknown_language_is_english(settings):
     assert done.stderr.startswith("newsdesk: cannot reach PostgreSQL at ")
 
 
-def test_migrating_as_a_role_that_owns_nothing_says_what_to_set(settings):
+async def test_migrating_as_a_role_that_owns_nothing_says_what_to_set(clean_db: None) -> None:
+    # The test database must exist (clean_db makes it): the refusal is PostgreSQL's own.
     done = run_cli("migrate")  # DATABASE_URL is the app's role; no DATABASE_OWNER_URL
     assert done.returncode == 2
     [line] = done.stderr.strip().splitlines()  # no traceback
