@@ -194,14 +194,7 @@ class WorkspaceController(Controller):
         try:
             await services.remove_member(workspace_id, viewer.user_id, actor_user_id=viewer.user_id)
         except AccountError as error:
-            context = await _profile_context(request, error=error.message)
-            return await page(
-                request,
-                "accounts/profile.html",
-                section="settings",
-                status_code=error.status,
-                **context,
-            )
+            return await _profile_refused(request, error)
         # Left the workspace they work in: /welcome takes them to another one they have.
         target = "/welcome" if workspace_id == viewer.workspace_id else "/settings"
         return Redirect(target, status_code=303)
@@ -229,6 +222,16 @@ async def _profile_context(request: Request, **overrides: Any) -> dict[str, Any]
     return context
 
 
+async def _profile_refused(request: Request, error: AccountError, **overrides: Any) -> Template:
+    """The profile page again with what a form on it was refused for, beside its field."""
+    context = await _profile_context(
+        request, error=error.message, error_field=error.field, **overrides
+    )
+    return await page(
+        request, "accounts/profile.html", section="settings", status_code=error.status, **context
+    )
+
+
 class SettingsController(Controller):
     path = "/settings"
     guards = [signed_in]
@@ -249,12 +252,7 @@ class SettingsController(Controller):
                 viewer.user_id, data.display_name, data.locale, data.time_zone
             )
         except AccountError as error:
-            context = await _profile_context(
-                request, profile=data, error=error.message, error_field=error.field
-            )
-            return await page(
-                request, "accounts/profile.html", section="settings", status_code=400, **context
-            )
+            return await _profile_refused(request, error, profile=data)
         return Redirect("/settings?saved=profile", status_code=303)
 
     @post("/password")
@@ -270,10 +268,7 @@ class SettingsController(Controller):
                 keep_session_id=viewer.session_id,
             )
         except AccountError as error:
-            context = await _profile_context(request, error=error.message, error_field=error.field)
-            return await page(
-                request, "accounts/profile.html", section="settings", status_code=400, **context
-            )
+            return await _profile_refused(request, error)
         return Redirect("/settings?saved=password", status_code=303)
 
     @post("/account/delete")
@@ -284,14 +279,7 @@ class SettingsController(Controller):
         try:
             await services.delete_account(viewer.user_id, data.delete_password)
         except AccountError as error:
-            context = await _profile_context(request, error=error.message, error_field=error.field)
-            return await page(
-                request,
-                "accounts/profile.html",
-                section="settings",
-                status_code=error.status,
-                **context,
-            )
+            return await _profile_refused(request, error)
         return Redirect(
             "/login?deleted=1", status_code=303, cookies=[_session_cookie("", max_age=0)]
         )
