@@ -203,3 +203,13 @@ def people(services):  # type: ignore[no-untyped-def]
     from tests.factories import People
 
     return People()
+
+
+@pytest.fixture
+async def editor(client, people):  # type: ignore[no-untyped-def]
+    """An editor of a fresh workspace, signed in on `client`."""
+    from tests.factories import sign_in
+
+    person = await people.member("editor")
+    await sign_in(client, person.email)
+    return person

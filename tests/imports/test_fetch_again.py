@@ -16,13 +16,6 @@ from tests.imports.helpers import item_rows, run_worker
 WALLED = "/news/walled"
 
 
-@pytest.fixture
-async def editor(client, people):  # type: ignore[no-untyped-def]
-    person = await people.member("editor")
-    await sign_in(client, person.email)
-    return person
-
-
 def _job_of(response: Any) -> int:
     assert response.status_code == 303, response.text
     return int(response.headers["location"].rsplit("/", 1)[1])

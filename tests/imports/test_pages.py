@@ -18,13 +18,6 @@ from tests.imports.helpers import item_rows, run_worker
 URLS = "https://news.example/a\nhttps://news.example/b\nhttps://NEWS.example/a\nftp://x.example/"
 
 
-@pytest.fixture
-async def editor(client, people):  # type: ignore[no-untyped-def]
-    person = await people.member("editor")
-    await sign_in(client, person.email)
-    return person
-
-
 async def test_the_form_makes_a_job_and_leads_to_its_page(client, editor):
     response = await post_form(client, "/articles/import", {"urls": URLS})
     assert response.status_code == 303

@@ -10,13 +10,6 @@ from tests.factories import csrf_of, post_form, sign_in
 from tests.imports.helpers import item_rows, run_worker
 
 
-@pytest.fixture
-async def editor(client, people):  # type: ignore[no-untyped-def]
-    person = await people.member("editor")
-    await sign_in(client, person.email)
-    return person
-
-
 async def test_the_library_offers_the_quick_add_box_to_editors_only(client, people):
     editor = await people.member("editor")
     await sign_in(client, editor.email)

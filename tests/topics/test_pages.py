@@ -12,13 +12,6 @@ from app.topics.types import RunResult, RunStatus, SourceForm, TopicForm
 from tests.factories import post_form, sign_in
 
 
-@pytest.fixture
-async def editor(client, people):  # type: ignore[no-untyped-def]
-    person = await people.member("editor")
-    await sign_in(client, person.email)
-    return person
-
-
 async def new_topic(workspace_id: int, name: str = "Floods") -> int:
     return await services.create_topic(workspace_id, TopicForm(name), actor_user_id=None)
 
