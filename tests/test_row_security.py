@@ -26,17 +26,26 @@ FROM pg_class c
 JOIN pg_namespace n ON n.oid = c.relnamespace
 JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = 'workspace_id' AND NOT a.attisdropped
 WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p')
+  AND c.relname <> ALL($1::text[])
 ORDER BY c.relname
 """
 
 
 async def test_every_table_with_a_workspace_id_has_the_policy(clean_db):
     """A new workspace table must call newsdesk_isolate_workspace in its migration."""
-    tables = await db.fetch(WORKSPACE_TABLES)
+    tables = await db.fetch(WORKSPACE_TABLES, list(db.PRIVATE_TABLES))
     assert {"articles", "memberships", "topics", "events"} <= {t["name"] for t in tables}
     unprotected = [t["name"] for t in tables if not (t["enabled"] and t["forced"] and t["policy"])]
     assert unprotected == [], "add SELECT newsdesk_isolate_workspace('<table>'); to the migration"
     assert await db.unprotected_tables(db.engine()) == []
+
+
+async def test_the_app_may_not_touch_the_private_tables(clean_db):
+    """The search index has no row security (m0024): only its SECURITY DEFINER functions
+    read it, so the app's role must have no grant on it - nor on Piccolo's ledger."""
+    for table in db.PRIVATE_TABLES:
+        with pytest.raises(asyncpg.InsufficientPrivilegeError, match="permission denied"):
+            await db.fetch(f'SELECT * FROM "{table}"')
 
 
 async def test_a_workspace_table_without_the_policy_is_found(clean_db):
@@ -80,7 +89,7 @@ async def test_a_query_that_forgets_its_workspace_filter_sees_only_its_workspace
     assert members == {mine}
     assert events <= {mine}
     # Nothing of theirs in any workspace table, whatever the query.
-    for table in await db.fetch(WORKSPACE_TABLES):
+    for table in await db.fetch(WORKSPACE_TABLES, list(db.PRIVATE_TABLES)):
         async with db.workspace_tx(mine) as tx:
             leaked = await tx.fetchval(
                 f'SELECT count(*) FROM "{table["name"]}" WHERE workspace_id = $1', theirs

@@ -398,8 +398,14 @@ async def migrate_database(settings: Settings) -> None:
         await owner.close_connection_pool()
 
 
+# Tables the app's role is granted nothing on: Piccolo's ledger, and the search index that
+# only SECURITY DEFINER functions read (m0024: no row security, so they filter themselves).
+PRIVATE_TABLES = ("migration", "article_search")
+
+
 async def unprotected_tables(db: PostgresEngine) -> list[str]:
-    """Tables with a workspace_id column that lack the workspace_isolation policy."""
+    """Tables with a workspace_id column that lack the workspace_isolation policy (but for
+    the private tables, which the app cannot read at all)."""
     assert db.pool is not None
     async with db.pool.acquire() as conn:
         rows = await conn.fetch(
@@ -409,11 +415,13 @@ async def unprotected_tables(db: PostgresEngine) -> list[str]:
             JOIN pg_attribute a
               ON a.attrelid = c.oid AND a.attname = 'workspace_id' AND NOT a.attisdropped
             WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p')
+              AND c.relname <> ALL($1::text[])
               AND NOT (c.relrowsecurity AND c.relforcerowsecurity AND EXISTS (
                 SELECT 1 FROM pg_policy p
                 WHERE p.polrelid = c.oid AND p.polname = 'workspace_isolation'))
             ORDER BY c.relname
-            """
+            """,
+            list(PRIVATE_TABLES),
         )
     return [row["relname"] for row in rows]
 
@@ -451,7 +459,8 @@ async def grant_app_role(owner: PostgresEngine, settings: Settings) -> None:
             await conn.execute(f"GRANT USAGE ON SCHEMA {schema} TO {app}")
             await conn.execute(f"GRANT {rows} ON ALL TABLES IN SCHEMA {schema} TO {app}")
             await conn.execute(f"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA {schema} TO {app}")
-            await conn.execute(f"REVOKE ALL ON TABLE {schema}.migration FROM {app}")
+            for private in PRIVATE_TABLES:
+                await conn.execute(f"REVOKE ALL ON TABLE {schema}.{_quoted(private)} FROM {app}")
             await conn.execute(
                 f"ALTER DEFAULT PRIVILEGES IN SCHEMA {schema} GRANT {rows} ON TABLES TO {app}"
             )
