@@ -109,7 +109,7 @@ async def median_ms(call: Callable[[], Awaitable[object]]) -> float:
 async def bare_search(workspace_id: int, words: str) -> object:
     return await db.fetch(
         """SELECT id FROM articles WHERE workspace_id = $1 AND deleted_at IS NULL
-             AND search @@ plainto_tsquery('english', $2)
+             AND id = ANY(ARRAY(SELECT newsdesk_article_matches(plainto_tsquery('english', $2))))
            ORDER BY created_at DESC LIMIT 26""",
         workspace_id,
         words,
@@ -119,7 +119,8 @@ async def bare_search(workspace_id: int, words: str) -> object:
 async def bare_counts(workspace_id: int, terms: list[str]) -> object:
     return await db.fetch(
         """SELECT t, (SELECT count(*) FROM articles WHERE workspace_id = $1
-                        AND deleted_at IS NULL AND search @@ plainto_tsquery('english', t))
+                        AND deleted_at IS NULL AND id = ANY(ARRAY(
+                          SELECT newsdesk_article_matches(plainto_tsquery('english', t)))))
            FROM unnest($2::text[]) AS t""",
         workspace_id,
         terms,
