@@ -175,21 +175,16 @@ async def transaction(
         return
     skip_reset = _stateless.set(stateless)
     try:
-        async with _connection() as connection:
+        async with _connection() as connection, _begun(connection, workspace_id, lock_timeout):
             tx = Tx(workspace_id=workspace_id, connection=connection, lock_timeout=lock_timeout)
-            await _begin(connection, workspace_id, lock_timeout)
             token = _current_tx.set(tx)
             # Piccolo only reads `.connection` from what it takes for its transaction.
             piccolo_token = engine().current_transaction.set(cast(Any, _PiccoloJoin(connection)))
             try:
                 yield tx
-            except BaseException:
-                await _rollback(connection)
-                raise
             finally:
                 engine().current_transaction.reset(piccolo_token)
                 _current_tx.reset(token)
-            await connection.execute("COMMIT")
     finally:
         _stateless.reset(skip_reset)
     await _run_after_commit(tx)
@@ -199,9 +194,26 @@ async def transaction(
 _LOCK_TIMEOUT = re.compile(r"\d{1,7}(?:us|ms|s|min)?")
 
 
-async def _begin(
+@asynccontextmanager
+async def _begun(
     connection: asyncpg.Connection, workspace_id: int | None, lock_timeout: str | None = None
-) -> None:
+) -> AsyncIterator[None]:
+    """BEGIN ... COMMIT on `connection`, or ROLLBACK on any error; a connection that cannot
+    roll back (cancelled, broken) is closed, never pooled mid-transaction."""
+    await connection.execute(_begin_sql(workspace_id, lock_timeout))
+    try:
+        yield
+    except BaseException:
+        try:
+            await connection.execute("ROLLBACK")
+        except BaseException:
+            connection.terminate()
+            raise
+        raise
+    await connection.execute("COMMIT")
+
+
+def _begin_sql(workspace_id: int | None, lock_timeout: str | None) -> str:
     """BEGIN, with the transaction's workspace and lock timeout, in one round trip: a
     simple query may hold several statements, a parametrised one only one (BEGIN was a
     round trip of its own, in every transaction)."""
@@ -212,20 +224,7 @@ async def _begin(
         if not _LOCK_TIMEOUT.fullmatch(lock_timeout):
             raise ValueError(f"not a lock timeout: {lock_timeout!r}")
         settings.append(f"set_config('lock_timeout', '{lock_timeout}', true)")
-    sql = "BEGIN"
-    if settings:
-        sql += "; SELECT " + ", ".join(settings)
-    await connection.execute(sql)
-
-
-async def _rollback(connection: asyncpg.Connection) -> None:
-    """Roll back; a connection that cannot (cancelled, broken) is closed, never pooled
-    mid-transaction."""
-    try:
-        await connection.execute("ROLLBACK")
-    except BaseException:
-        connection.terminate()
-        raise
+    return "BEGIN; SELECT " + ", ".join(settings) if settings else "BEGIN"
 
 
 @dataclass(frozen=True)
@@ -309,14 +308,8 @@ async def fetch(sql: str, *args: Any) -> list[asyncpg.Record]:
     async with pool.acquire() as conn:
         if workspace_id is None:
             return await conn.fetch(sql, *args)
-        await _begin(conn, workspace_id)
-        try:
-            rows = await conn.fetch(sql, *args)
-        except BaseException:
-            await _rollback(conn)
-            raise
-        await conn.execute("COMMIT")
-        return rows
+        async with _begun(conn, workspace_id):
+            return await conn.fetch(sql, *args)
 
 
 async def fetch_stateless(sql: str, *args: Any) -> list[asyncpg.Record]:
