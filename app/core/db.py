@@ -199,10 +199,13 @@ async def _begun(
     connection: asyncpg.Connection, workspace_id: int | None, lock_timeout: str | None = None
 ) -> AsyncIterator[None]:
     """BEGIN ... COMMIT on `connection`, or ROLLBACK on any error; a connection that cannot
-    roll back (cancelled, broken) is closed, never pooled mid-transaction."""
-    await connection.execute(_begin_sql(workspace_id, lock_timeout))
+    roll back (cancelled, broken) is closed, never pooled mid-transaction. BEGIN and COMMIT
+    are inside: a task cancelled while awaiting either holds a connection in (or maybe in)
+    a transaction."""
     try:
+        await connection.execute(_begin_sql(workspace_id, lock_timeout))
         yield
+        await connection.execute("COMMIT")
     except BaseException:
         try:
             await connection.execute("ROLLBACK")
@@ -210,7 +213,6 @@ async def _begun(
             connection.terminate()
             raise
         raise
-    await connection.execute("COMMIT")
 
 
 def _begin_sql(workspace_id: int | None, lock_timeout: str | None) -> str:
