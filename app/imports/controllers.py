@@ -201,6 +201,21 @@ class ImportsController(Controller):
 
 # Saving one link: the quick-add box, the bookmarklet, the share target ------------------
 
+
+async def start_fetch_again(workspace_id: int, article_id: int, *, actor_user_id: int) -> int:
+    """The job that fetches a consent-walled article again, for the reader, the API and MCP.
+
+    404 when the library has no such article (the trash neither); 400, saying why, when
+    it was saved without a consent wall.
+    """
+    try:
+        return await services.fetch_again(workspace_id, article_id, actor_user_id=actor_user_id)
+    except ArticleNotFound:
+        raise NotFoundException() from None
+    except ImportRefused as refused:
+        raise ClientException(detail=str(refused)) from None
+
+
 SAVE = "imports/save.html"
 
 
@@ -281,14 +296,7 @@ class SaveController(Controller):
     async def fetch_again(self, request: Request, article_id: FromPath[int]) -> Redirect:
         """The reader's "Fetch again" on a consent-walled article: followed like a save."""
         viewer, workspace_id = member_of(request)
-        try:
-            job_id = await services.fetch_again(
-                workspace_id, article_id, actor_user_id=viewer.user_id
-            )
-        except ArticleNotFound:
-            raise NotFoundException() from None
-        except ImportRefused as refused:
-            raise ClientException(detail=str(refused)) from None
+        job_id = await start_fetch_again(workspace_id, article_id, actor_user_id=viewer.user_id)
         return Redirect(f"/save/{job_id}", status_code=303)
 
     @get("/{job_id:int}")
@@ -463,5 +471,24 @@ class ImportsApi(Controller):
         await _command(request, job_id, services.delete)
 
 
+class FetchAgainApi(Controller):
+    """The reader's "Fetch again" over the API, beside the articles API's other commands."""
+
+    path = "/articles"
+    guards = [allows(Permission.ARTICLES_IMPORT)]
+
+    @post("/{article_id:int}/fetch-again", status_code=201)
+    async def fetch_again(self, request: Request, article_id: FromPath[int]) -> dict[str, Any]:
+        """Fetch a consent-walled article's page again (a one-item import job).
+
+        Follow the job at /api/v1/imports/{job_id}: unless the page is a consent wall again,
+        the article (same id) then holds the new text. 404: no such article; 400: it was not
+        saved behind a consent wall.
+        """
+        viewer, workspace_id = member_of(request)
+        job_id = await start_fetch_again(workspace_id, article_id, actor_user_id=viewer.user_id)
+        return {"job_id": job_id, "article_id": article_id}
+
+
 PAGE_HANDLERS = [ImportsController, SaveController]
-API_HANDLERS = [ImportsApi]
+API_HANDLERS = [ImportsApi, FetchAgainApi]

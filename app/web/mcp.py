@@ -28,12 +28,14 @@ from app.accounts.types import Viewer
 from app.analysis import queries as analysis_queries
 from app.articles import queries as article_queries
 from app.articles.controllers import analysis_json
-from app.articles.types import LibraryFilter, Source
+from app.articles.types import ArticleNotFound, LibraryFilter, Source
 from app.core.config import Settings
 from app.core.db import is_id
 from app.core.i18n import _
 from app.imports import queries as import_queries
+from app.imports import services as import_services
 from app.imports.controllers import create_from_api, items_json, job_json
+from app.imports.types import ImportRefused
 from app.safe_content import one_line, to_text
 
 MAX_URLS = 50
@@ -44,7 +46,9 @@ server: MCPServer[Any] = MCPServer(
     instructions=(
         "Newsdesk is a team's library of saved articles. Import links with "
         "import_articles_from_urls and follow the job with get_import_job; find articles "
-        "with search_library and read one with get_article (plain text and its analysis)."
+        "with search_library and read one with get_article (plain text and its analysis). "
+        "An article saved behind a cookie-consent wall (warning probable_consent_wall) can "
+        "be fetched again with fetch_article_again."
     ),
 )
 
@@ -58,6 +62,10 @@ def _member(ctx: Context[Any], permission: Permission) -> tuple[Viewer, int]:
     if not viewer.can(permission):
         raise ToolError(_("Your role in this workspace does not allow this."))
     return viewer, viewer.workspace_id
+
+
+def _no_article(article_id: int) -> ToolError:
+    return ToolError(_("There is no article %(id)s in this workspace.") % {"id": article_id})
 
 
 @server.tool()
@@ -116,7 +124,7 @@ async def get_article(id: int, ctx: Context[Any]) -> dict[str, Any]:
     _viewer, workspace_id = _member(ctx, Permission.DRAFT_VIEW)
     article = await article_queries.article(workspace_id, id) if is_id(id) else None
     if article is None:
-        raise ToolError(_("There is no article %(id)s in this workspace.") % {"id": id})
+        raise _no_article(id)
     analysis = await analysis_queries.for_article(workspace_id, id)
     return {
         "id": article.id,
@@ -131,6 +139,25 @@ async def get_article(id: int, ctx: Context[Any]) -> dict[str, Any]:
         "text": article.text,
         "analysis": analysis_json(analysis),
     }
+
+
+@server.tool()
+async def fetch_article_again(article_id: int, ctx: Context[Any]) -> dict[str, Any]:
+    """Fetch again the page of an article saved behind a cookie-consent wall (its warnings
+    hold probable_consent_wall); unless the page is a wall again, the article (same id) then
+    holds the real text. Returns the job id to follow with get_import_job."""
+    viewer, workspace_id = _member(ctx, Permission.ARTICLES_IMPORT)
+    if not is_id(article_id):
+        raise _no_article(article_id)
+    try:
+        job_id = await import_services.fetch_again(
+            workspace_id, article_id, actor_user_id=viewer.user_id
+        )
+    except ArticleNotFound:
+        raise _no_article(article_id) from None
+    except ImportRefused as refused:
+        raise ToolError(str(refused)) from None
+    return {"job_id": job_id, "article_id": article_id}
 
 
 _base = urlsplit("http://127.0.0.1")  # this installation's address (BASE_URL), from configure

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from app.accounts import services as accounts
 from app.articles import services as articles
 from app.core import db
 from tests.factories import csrf_of, post_form, sign_in
@@ -128,4 +129,55 @@ async def test_only_consent_walls_are_fetched_again_and_only_by_importers(
     assert reader.status_code == 200
     assert "/save/again/" not in reader.text
     assert (await post_form(client, f"/save/again/{walled}")).status_code == 403
+    assert await db.fetchval("SELECT count(*) FROM import_jobs") == jobs
+
+
+async def _bearer(workspace_id: int, user_id: int) -> dict[str, str]:
+    token = await accounts.issue_api_token(workspace_id, user_id, "script")
+    return {"Authorization": f"Bearer {token}"}
+
+
+async def test_the_api_fetches_a_consent_wall_again_as_a_job_to_follow(
+    client, editor, site, site_egress
+):
+    article_id = await _saved(client, site, WALLED, "consent_onetrust_en.html")
+    auth = await _bearer(editor.workspace_id, editor.user_id)
+    site.routes[WALLED] = site.page("article.html")
+
+    started = await client.post(f"/api/v1/articles/{article_id}/fetch-again", headers=auth)
+    assert started.status_code == 201, started.text
+    body = started.json()
+    assert body["article_id"] == article_id
+    job = (await client.get(f"/api/v1/imports/{body['job_id']}", headers=auth)).json()
+    assert (job["source"], job["status"], job["total_urls"]) == ("fetch-again", "queued", 1)
+    await run_worker()
+
+    job = (await client.get(f"/api/v1/imports/{body['job_id']}", headers=auth)).json()
+    assert (job["status"], job["saved"]) == ("done", 1)
+    article = (await client.get(f"/api/v1/articles/{article_id}", headers=auth)).json()
+    assert "River towns vote" in article["title"]
+    assert article["warnings"] == []
+
+
+async def test_the_api_refuses_what_is_no_consent_wall_and_people_who_may_not_import(
+    client, people, editor, site, site_egress
+):
+    plain = await _saved(client, site, "/news/plain", "article.html")
+    walled = await _saved(client, site, WALLED, "consent_onetrust_en.html")
+    auth = await _bearer(editor.workspace_id, editor.user_id)
+    viewer = await people.member("viewer", editor.workspace_id)
+    viewer_auth = await _bearer(editor.workspace_id, viewer.user_id)
+    jobs = await db.fetchval("SELECT count(*) FROM import_jobs")
+
+    refused = await client.post(f"/api/v1/articles/{plain}/fetch-again", headers=auth)
+    assert refused.status_code == 400
+    assert "consent wall" in refused.json()["detail"]
+    missing = await client.post("/api/v1/articles/987654321/fetch-again", headers=auth)
+    assert missing.status_code == 404
+    await articles.delete_article(editor.workspace_id, walled, actor_user_id=None)
+    trashed = await client.post(f"/api/v1/articles/{walled}/fetch-again", headers=auth)
+    assert trashed.status_code == 404
+    await articles.restore_article(editor.workspace_id, walled, actor_user_id=None)
+    forbidden = await client.post(f"/api/v1/articles/{walled}/fetch-again", headers=viewer_auth)
+    assert forbidden.status_code == 403
     assert await db.fetchval("SELECT count(*) FROM import_jobs") == jobs

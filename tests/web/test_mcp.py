@@ -21,6 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from app.accounts import services as accounts
 from app.articles.services import process_scraped_article
+from app.articles.types import Warning
 from app.core import config
 from app.imports import queries as import_queries
 from tests.articles.helpers import article_event
@@ -111,6 +112,7 @@ async def test_an_assistant_imports_links_and_follows_the_job(server_url, editor
             "get_import_job",
             "search_library",
             "get_article",
+            "fetch_article_again",
         }
         created = answer(
             await client.call_tool(
@@ -144,6 +146,38 @@ async def test_an_assistant_searches_and_reads_plain_text(server_url, editor_tok
     assert "night buses" in article["text"]
     assert "<" not in article["text"]
     assert article["analysis"]["status"] in ("pending", "running", "completed")
+
+
+async def test_an_assistant_fetches_a_consent_walled_article_again(
+    server_url, people, editor_token
+):
+    token, workspace_id = editor_token
+    walled = await process_scraped_article(
+        workspace_id,
+        article_event("https://news.example/walled", warnings=(Warning.CONSENT_WALL,)),
+    )
+    plain = await process_scraped_article(workspace_id, article_event("https://news.example/p"))
+    viewer_token, _workspace = await token_of(people, "viewer")
+    async with connect(server_url, token) as client:
+        started = answer(
+            await client.call_tool("fetch_article_again", {"article_id": walled.article_id})
+        )
+        job = answer(await client.call_tool("get_import_job", {"job_id": started["job_id"]}))
+        refused = await client.call_tool("fetch_article_again", {"article_id": plain.article_id})
+        missing = await client.call_tool("fetch_article_again", {"article_id": 987654321})
+    assert started["article_id"] == walled.article_id
+    assert (job["source"], job["total_urls"]) == ("fetch-again", 1)
+    assert [(i["url"], i["article_id"]) for i in job["items"]] == [
+        ("https://news.example/walled", walled.article_id)
+    ]
+    assert refused.is_error
+    assert "consent wall" in refused.content[0].text
+    assert missing.is_error
+    assert "no article 987654321" in missing.content[0].text
+    async with connect(server_url, viewer_token) as client:
+        other = await client.call_tool("fetch_article_again", {"article_id": walled.article_id})
+    assert other.is_error  # a viewer of another workspace: the role, before any lookup
+    assert "role" in other.content[0].text
 
 
 async def test_the_tokens_role_applies(server_url, people):
@@ -211,6 +245,8 @@ async def test_odd_arguments_get_a_readable_answer_never_an_internal_error(
         ("get_import_job", {"job_id": 99999999999999999999}),
         ("get_import_job", {"job_id": -1}),
         ("get_article", {"id": 99999999999999999999}),
+        ("fetch_article_again", {"article_id": 99999999999999999999}),
+        ("fetch_article_again", {"article_id": 0}),
         ("search_library", {"query": "flood\x00s"}),
         ("import_articles_from_urls", {"urls": ["https://a.example/\x00", "\x00"]}),
     ]
