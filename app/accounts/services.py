@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
+from typing import TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 import asyncpg
@@ -278,27 +280,9 @@ async def remove_member(
     event: str = "member_removed",
 ) -> None:
     """`user_id` out of the workspace: their tokens there revoked, their open pages cut.
-    `event` is what the Activity log records (a deleted account says so)."""
+    `event` is what the Activity log records."""
     async with db.workspace_tx(workspace_id) as tx:
-        current = await _member_role(tx, user_id)
-        _check_rank(actor_role, current)
-        if current == Role.OWNER and await _owner_count(tx) <= 1:
-            if user_id == actor_user_id:  # leaving
-                raise AccountError(_("You are its only owner: make another member owner first."))
-            raise AccountError(_("A workspace keeps at least one owner."))
-        await tx.execute(
-            "DELETE FROM memberships WHERE workspace_id = $1 AND user_id = $2",
-            workspace_id,
-            user_id,
-        )
-        await tx.execute(
-            "UPDATE api_tokens SET revoked_at = now() WHERE user_id = $1 AND workspace_id = $2 AND revoked_at IS NULL",
-            user_id,
-            workspace_id,
-        )
-        name = await tx.fetchval("SELECT display_name FROM users WHERE id = $1", user_id)
-        await record(tx, event, actor_user_id=actor_user_id, subject=name or "", user_id=user_id)
-        access_changed_after_commit(tx, user_id)  # their open pages are cut at once
+        await _leave(tx, user_id, actor_user_id=actor_user_id, actor_role=actor_role, event=event)
     # Their sessions leave the workspace too. System work: row-level security lets
     # no workspace transaction write a row out of its workspace. Until this runs the
     # sessions already work in no workspace (a session's workspace is its membership's).
@@ -308,6 +292,32 @@ async def remove_member(
             user_id,
             workspace_id,
         )
+
+
+async def _leave(
+    tx: db.Tx, user_id: int, *, actor_user_id: int, actor_role: Role | None, event: str
+) -> None:
+    """`user_id` out of `tx`'s workspace, the last owner kept: their membership and tokens
+    there end, the Activity log records `event`, their open pages are cut after commit."""
+    current = await _member_role(tx, user_id)
+    _check_rank(actor_role, current)
+    if current == Role.OWNER and await _owner_count(tx) <= 1:
+        if user_id == actor_user_id:  # leaving
+            raise AccountError(_("You are its only owner: make another member owner first."))
+        raise AccountError(_("A workspace keeps at least one owner."))
+    await tx.execute(
+        "DELETE FROM memberships WHERE workspace_id = $1 AND user_id = $2",
+        tx.workspace_id,
+        user_id,
+    )
+    await tx.execute(
+        "UPDATE api_tokens SET revoked_at = now() WHERE user_id = $1 AND workspace_id = $2 AND revoked_at IS NULL",
+        user_id,
+        tx.workspace_id,
+    )
+    name = await tx.fetchval("SELECT display_name FROM users WHERE id = $1", user_id)
+    await record(tx, event, actor_user_id=actor_user_id, subject=name or "", user_id=user_id)
+    access_changed_after_commit(tx, user_id)  # their open pages are cut at once
 
 
 # Before the workspace row: the rows workers write while they hold them, in the order the
@@ -322,7 +332,18 @@ _BEFORE_THE_WORKSPACE = (
     "SELECT FROM stream_sources WHERE workspace_id = $1 FOR UPDATE",
     "DELETE FROM feed_items WHERE workspace_id = $1",
 )
+_T = TypeVar("_T")
 _DELETE_ATTEMPTS = 3  # a deadlock with a worker the order above did not foresee: again
+
+
+async def _retried_on_deadlock(work: Callable[[], Awaitable[_T]]) -> _T:
+    """`work` (one transaction) run again after a deadlock, up to `_DELETE_ATTEMPTS` times."""
+    for _attempt in range(1, _DELETE_ATTEMPTS):
+        try:
+            return await work()
+        except asyncpg.DeadlockDetectedError:
+            pass
+    return await work()
 
 
 async def delete_workspace(workspace_id: int, typed_name: str, *, actor_user_id: int) -> None:
@@ -331,13 +352,9 @@ async def delete_workspace(workspace_id: int, typed_name: str, *, actor_user_id:
     their sessions work in no workspace (the foreign key sets it NULL), so their next page
     takes them to another workspace of theirs or to the welcome page. The workspace's own
     Activity goes with it: the deletion is logged here."""
-    for attempt in range(1, _DELETE_ATTEMPTS + 1):
-        try:
-            members = await _delete_workspace_rows(workspace_id, typed_name, actor_user_id)
-            break
-        except asyncpg.DeadlockDetectedError:
-            if attempt == _DELETE_ATTEMPTS:
-                raise
+    members = await _retried_on_deadlock(
+        lambda: _delete_workspace_rows(workspace_id, typed_name, actor_user_id)
+    )
     log.info("workspace %s deleted by user %s", workspace_id, actor_user_id)
     for user_id in members:
         await access_changed(user_id)
@@ -373,15 +390,76 @@ async def _delete_workspace_rows(
     return members
 
 
+# How long deleting an account waits for a lock before it gives up, having changed nothing:
+# a worker holds an import job's row for moments, but a stuck session must not hang the
+# page. Module-level so tests can shorten it.
+ACCOUNT_LOCK_TIMEOUT = "5s"
+
+# Before the user row: the rows naming the person that workers lock while they write. An
+# import worker holds its job's row while it records the job's events, which name the job's
+# author (the foreign key takes the user row's KEY SHARE): the deletion first waits for
+# those rows, holding the user row only FOR NO KEY UPDATE, so the worker finishes instead
+# of deadlocking with the DELETE's ON DELETE SET NULL. Everything else goes by the foreign
+# keys. System work: a person's jobs in all their workspaces.
+_BEFORE_THE_USER = ("UPDATE import_jobs SET created_by = NULL WHERE created_by = $1",)
+
+
 async def delete_account(user_id: int, password: str) -> None:
     """A person deletes their own account, password confirmed. Refused while they are a
-    workspace's only owner (the workspace would have no one to run it). They leave every
-    workspace as `remove_member` does, then the user row goes and with it their sessions,
-    API tokens, reset links and the invitations they made; what they made for a workspace
-    (articles, columns, imports, events) stays with it, its author unknown."""
+    workspace's only owner (the workspace would have no one to run it). One transaction:
+    they leave every workspace as `remove_member` does, then the user row goes and with it
+    their sessions, API tokens, reset links and the invitations they made; what they made
+    for a workspace (articles, columns, imports, events) stays with it, its author unknown.
+    Their open pages are cut once it commits. Held up by a lock past ACCOUNT_LOCK_TIMEOUT,
+    it changes nothing and says so."""
     row = await db.fetchrow("SELECT password_hash FROM users WHERE id = $1", user_id)
     if row is None or not verify_password(row["password_hash"], password):
         raise AccountError(_("Your password is not right."), field="delete_password")
+    try:
+        await _retried_on_deadlock(lambda: _delete_account_rows(user_id))
+    except (asyncpg.LockNotAvailableError, asyncpg.TransactionRollbackError) as error:
+        log.warning("account %s not deleted, nothing changed: %s", user_id, error)
+        raise AccountError(
+            _(
+                "Your account could not be deleted just now: other work in your workspaces"
+                " held on to it. Nothing was changed. Try again in a minute."
+            ),
+            status=409,
+        ) from None
+
+
+async def _delete_account_rows(user_id: int) -> None:
+    """The deletion's transaction, unbound (the person's rows in every workspace); each
+    workspace's part bound to it."""
+    async with db.transaction(lock_timeout=ACCOUNT_LOCK_TIMEOUT) as tx:
+        # NO KEY UPDATE: one deletion of the account at a time, while workers may still
+        # name it (their foreign keys take KEY SHARE) until its row goes, last.
+        if await tx.fetchrow("SELECT FROM users WHERE id = $1 FOR NO KEY UPDATE", user_id) is None:
+            return  # deleted meanwhile (another tab): done
+        await _refuse_only_owner(tx, user_id)
+        for statement in _BEFORE_THE_USER:
+            await tx.execute(statement, user_id)
+        for workspace in await queries.workspaces_of(user_id):
+            async with db.workspace_part(tx, workspace.id) as part:
+                await _leave(
+                    part, user_id, actor_user_id=user_id, actor_role=None, event="account_deleted"
+                )
+        await tx.execute("DELETE FROM users WHERE id = $1", user_id)
+        access_changed_after_commit(tx, user_id)  # a person in no workspace has pages too
+
+
+async def _refuse_only_owner(tx: db.Tx, user_id: int) -> None:
+    """AccountError, naming them, when the person is the only owner of any workspace.
+
+    Their memberships and the other owners' are locked first, in one order for every
+    deletion: two owners of a workspace deleting their accounts at once cannot both go."""
+    await tx.execute(
+        """SELECT FROM memberships
+           WHERE workspace_id IN (SELECT workspace_id FROM memberships WHERE user_id = $1)
+             AND (user_id = $1 OR role = 'owner')
+           ORDER BY workspace_id, user_id FOR UPDATE""",
+        user_id,
+    )
     only_owner_of = await queries.workspaces_only_owned_by(user_id)
     alone_in = [name for name, alone in only_owner_of if alone]
     if alone_in:  # nobody to hand it to: the workspace goes first, by its own confirmation
@@ -400,11 +478,6 @@ async def delete_account(user_id: int, password: str) -> None:
             )
             % {"names": ", ".join(name for name, _alone in only_owner_of)}
         )
-    for workspace in await queries.workspaces_of(user_id):
-        await remove_member(workspace.id, user_id, actor_user_id=user_id, event="account_deleted")
-    with db.system():  # the person's rows in every workspace go with them
-        await db.fetch("DELETE FROM users WHERE id = $1", user_id)
-    await access_changed(user_id)  # every open page of theirs is cut at once
 
 
 # Signing in -----------------------------------------------------------------

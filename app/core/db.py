@@ -252,6 +252,35 @@ async def _connection() -> AsyncIterator[asyncpg.Connection]:
         yield connection
 
 
+@asynccontextmanager
+async def workspace_part(tx: Tx, workspace_id: int) -> AsyncIterator[Tx]:
+    """The part of an unbound (system) transaction that works in one workspace.
+
+    System work that must be one transaction across a person's workspaces (deleting an
+    account) binds each part to its workspace as `workspace_tx` would: row-level security
+    holds again inside it, and code written for a workspace transaction (events, live
+    notices, a nested `workspace_tx`) runs in the part. Its after-commit work waits for the
+    whole transaction. An error ends the part without unbinding: the transaction is over.
+    """
+    if tx.workspace_id is not None:
+        raise RuntimeError("a workspace transaction has no part in another workspace")
+    await tx.execute("SELECT set_config('app.workspace_id', $1, true)", str(int(workspace_id)))
+    part = Tx(
+        workspace_id,
+        tx.connection,
+        after=tx.after,
+        lock_timeout=tx.lock_timeout,
+        savepoints=tx.savepoints,
+    )
+    token = _current_tx.set(part)
+    try:
+        yield part
+    finally:
+        _current_tx.reset(token)
+    await tx.execute("SELECT set_config('app.workspace_id', '', true)")
+    tx.savepoints = max(tx.savepoints, part.savepoints)
+
+
 def current_tx() -> Tx | None:
     """The transaction this task is in, if any."""
     return _current_tx.get()

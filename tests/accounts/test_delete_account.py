@@ -3,9 +3,15 @@ they leave everything, their work stays with the workspaces."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+import asyncpg
+
 from app.accounts import services
 from app.accounts.roles import Role
-from app.core import db
+from app.core import config, db
 from app.imports import services as imports
 from app.streams import services as streams
 from tests.factories import PASSWORD, post_form, sign_in
@@ -125,3 +131,116 @@ async def test_the_workspaces_activity_says_who_deleted_their_account(client, pe
     activity = await client.get("/activity?kind=people")
 
     assert "<strong>Robin Gone</strong> deleted their account" in activity.text
+
+
+@contextlib.asynccontextmanager
+async def _other_connection() -> AsyncIterator[asyncpg.Connection]:
+    """A second session on the database, as another request or a worker would hold one."""
+    connection = await asyncpg.connect(config.active().database_url)
+    try:
+        yield connection
+    finally:
+        await connection.close()
+
+
+async def _account_state(user_id: int) -> dict[str, object]:
+    """Everything a deletion changes, as one value to compare before and after."""
+    with db.system():
+        row = await db.fetchrow(
+            """SELECT (SELECT count(*) FROM users WHERE id = $1) AS users,
+                 (SELECT array_agg(workspace_id ORDER BY workspace_id) FROM memberships
+                   WHERE user_id = $1) AS memberships,
+                 (SELECT count(*) FROM sessions WHERE user_id = $1) AS sessions,
+                 (SELECT count(*) FROM api_tokens WHERE user_id = $1 AND revoked_at IS NULL)
+                   AS live_tokens,
+                 (SELECT count(*) FROM import_jobs WHERE created_by = $1) AS jobs,
+                 (SELECT count(*) FROM events WHERE kind = 'account_deleted') AS deletions""",
+            user_id,
+        )
+    assert row is not None
+    return dict(row)
+
+
+async def _in_two_workspaces(people):  # type: ignore[no-untyped-def]
+    """An editor of one workspace and admin of a second, with a token and an import."""
+    person = await people.member("editor")
+    other_workspace, _owner = await people.workspace("Second desk")
+    await services.add_member(other_workspace, person.user_id, Role.ADMIN, actor_user_id=None)
+    await services.issue_api_token(person.workspace_id, person.user_id, "script")
+    job_id = await imports.create_job(
+        person.workspace_id, ["https://example.org/a"], actor_user_id=person.user_id
+    )
+    return person, job_id
+
+
+async def test_a_lock_held_past_the_timeout_deletes_nothing_and_says_so(
+    client, people, monkeypatch
+):
+    """The last step (the user row) is refused its lock: every step before it - leaving both
+    workspaces, the tokens, the Activity rows, the import's author - is undone with it."""
+    monkeypatch.setattr(services, "ACCOUNT_LOCK_TIMEOUT", "300ms")
+    person, _job_id = await _in_two_workspaces(people)
+    await sign_in(client, person.email)
+    before = await _account_state(person.user_id)
+    assert before["memberships"] == [person.workspace_id, before["memberships"][1]]
+
+    async with _other_connection() as other, other.transaction():
+        # Another session holds the user row (as anything naming the person in a write does).
+        await other.execute("SELECT FROM users WHERE id = $1 FOR KEY SHARE", person.user_id)
+        response = await _delete(client)
+
+    assert response.status_code == 409
+    assert (
+        "Your account could not be deleted just now: other work in your workspaces held on to"
+        " it. Nothing was changed. Try again in a minute."
+    ) in response.text
+    assert await _account_state(person.user_id) == before
+    assert (await client.get("/settings")).status_code == 200  # still signed in
+
+    done = await _delete(client)  # the lock is gone: it works
+    assert (done.status_code, done.headers["location"]) == (303, "/login?deleted=1")
+    assert not await _exists(person.user_id)
+
+
+async def test_a_worker_recording_the_persons_import_finishes_before_the_deletion(client, people):
+    """In the workers' lock order: a worker holding the import job's row, about to record
+    an event naming its author, is waited for - no deadlock, no failed worker write."""
+    person, job_id = await _in_two_workspaces(people)
+    await sign_in(client, person.email)
+
+    async with _other_connection() as worker:
+        transaction = worker.transaction()
+        await transaction.start()
+        await worker.execute("SELECT FROM import_jobs WHERE id = $1 FOR UPDATE", job_id)
+        deleting = asyncio.create_task(_delete(client))
+        await _until_waiting_for_a_lock()
+        # The worker's event names the job's author: a KEY SHARE on the user row.
+        await worker.execute(
+            "INSERT INTO events (workspace_id, kind, actor_user_id) VALUES ($1, $2, $3)",
+            person.workspace_id,
+            "article_import_finished",
+            person.user_id,
+        )
+        await transaction.commit()
+        response = await asyncio.wait_for(deleting, 10)
+
+    assert (response.status_code, response.headers["location"]) == (303, "/login?deleted=1")
+    assert not await _exists(person.user_id)
+    with db.system():
+        actors = await db.fetch(
+            "SELECT actor_user_id FROM events WHERE kind = 'article_import_finished'"
+        )
+    assert [r["actor_user_id"] for r in actors] == [None]  # kept, its author unknown
+
+
+async def _until_waiting_for_a_lock() -> None:
+    for _attempt in range(200):
+        with db.system():
+            waiting = await db.fetchval(
+                "SELECT count(*) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND wait_event_type = 'Lock'"
+            )
+        if waiting:
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError("the deletion never waited for the worker's lock")

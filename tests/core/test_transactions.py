@@ -205,3 +205,29 @@ async def test_a_failed_transaction_rolls_back_and_its_savepoint_undoes_only_its
         pass
     assert await db.fetchval("SELECT count(*) FROM users WHERE email = 'undone@example.org'") == 0
     assert await _idle_in_transaction() == 0
+
+
+async def test_a_workspace_part_of_a_system_transaction_is_bound_to_its_workspace_alone(
+    clean_db: None,
+) -> None:
+    """Deleting an account is one unbound transaction across the person's workspaces; each
+    workspace's part is bound to it as a workspace transaction is, and unbound again after."""
+    async with db.transaction() as tx:
+        assert (await tx.fetchrow(SETTINGS))[0] in ("", None)
+        async with db.workspace_part(tx, 7) as part:
+            assert part.workspace_id == 7
+            assert db.current_tx() is part
+            assert (await part.fetchrow(SETTINGS))[0] == "7"
+            async with db.workspace_tx(7) as nested:
+                assert nested is part  # code written for a workspace transaction joins it
+        assert db.current_tx() is tx
+        assert (await tx.fetchrow(SETTINGS))[0] in ("", None)
+        async with db.workspace_tx(7) as tx_nested:
+            assert tx_nested.workspace_id is None  # the unbound transaction again
+        try:
+            async with db.workspace_part(tx, 8) as part, db.workspace_part(part, 9):
+                pass
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError("a bound part took a part in another workspace")
