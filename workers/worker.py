@@ -16,8 +16,9 @@ says is due, and a "Run now" pressed during the outage runs right after it.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import functools
 import logging
-import random
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -26,47 +27,13 @@ from arq.worker import Worker
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from app.core import db, outage
+from app.core.outage import Outage
+
 log = logging.getLogger(__name__)
 
 REDIS_DOWN = (RedisConnectionError, RedisTimeoutError, ConnectionError, OSError)
-BACKOFF_FIRST = 0.5
-BACKOFF_MAX = 5.0
-
-
-class Outage:
-    """How long Redis has been unreachable, the next back-off, and logging it once."""
-
-    def __init__(self, where: str) -> None:
-        self.where = where
-        self.since: float | None = None
-        self._delay = BACKOFF_FIRST
-
-    def failed(self, error: BaseException) -> float:
-        """Note a failure; the seconds to wait before trying again."""
-        if self.since is None:
-            self.since = time.monotonic()
-            self._delay = BACKOFF_FIRST
-            log.warning(
-                "Redis at %s is unreachable (%s); waiting for it, retrying with back-off."
-                " Running jobs go on; their claims are safe in PostgreSQL.",
-                self.where,
-                error,
-            )
-        delay = self._delay * random.uniform(0.8, 1.2)
-        self._delay = min(self._delay * 2, BACKOFF_MAX)
-        return delay
-
-    def ended(self) -> bool:
-        """Note a success; True if it ended an outage."""
-        if self.since is None:
-            return False
-        log.warning(
-            "Redis at %s is reachable again after %.0f s; resuming.",
-            self.where,
-            time.monotonic() - self.since,
-        )
-        self.since = None
-        return True
+_REDIS_MEANWHILE = "Running jobs go on; their claims are safe in PostgreSQL."
 
 
 class PatientWorker(Worker):
@@ -77,7 +44,11 @@ class PatientWorker(Worker):
         self.after_outage = tuple(after_outage)
         settings = self.redis_settings
         where = f"{settings.host}:{settings.port}" if settings else "?"
-        self.outage = Outage(where)
+        self.outage = Outage("Redis", where, _REDIS_MEANWHILE)
+        self.functions = {
+            name: dataclasses.replace(function, coroutine=_riding_out_database_outages(function))
+            for name, function in self.functions.items()
+        }
 
     async def _poll_iteration(self) -> None:
         self._forget_jobs_that_ended_during_an_outage()
@@ -142,9 +113,28 @@ class PatientWorker(Worker):
                 await self.on_shutdown(self.ctx)
 
 
+def _riding_out_database_outages(function: Any) -> Any:
+    """The job, ending quietly when PostgreSQL is away: one log line for the outage, not a
+    traceback per job. Nothing is lost - what a job does is rows under leases, and the
+    reconcilers find it due again once PostgreSQL is back."""
+    job = function.coroutine
+
+    @functools.wraps(job)
+    async def run(ctx: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await job(ctx, *args, **kwargs)
+        except Exception as error:
+            if not db.unreachable(error):
+                raise
+            outage.database.failed(error)
+            return None
+
+    return run
+
+
 async def wait_for_redis(ping: Any, where: str) -> None:
     """Return once `ping()` succeeds, logging the wait once (a worker started before Redis)."""
-    outage = Outage(where)
+    outage = Outage("Redis", where)
     while True:
         try:
             await ping()

@@ -19,6 +19,7 @@ import contextvars
 import io
 import logging
 import re
+import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -30,7 +31,7 @@ from piccolo.engine.postgres import PostgresEngine
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from app.core.config import Settings
+from app.core.config import Settings, redact_url
 from app.core.tables import all_tables
 
 if TYPE_CHECKING:
@@ -60,6 +61,33 @@ def engine() -> PostgresEngine:
     return _engine
 
 
+# PostgreSQL cannot be reached just now - a connection refused, reset or closed under us, a
+# server shutting down, starting up or full - rather than a statement's own error.
+_UNREACHABLE: tuple[type[BaseException], ...] = (
+    ConnectionError,
+    socket.gaierror,
+    asyncpg.PostgresConnectionError,  # also a connection closed mid-statement
+    asyncpg.exceptions.CannotConnectNowError,
+    asyncpg.exceptions.AdminShutdownError,
+    asyncpg.exceptions.CrashShutdownError,
+    asyncpg.exceptions.TooManyConnectionsError,
+)
+
+
+def unreachable(error: BaseException) -> bool:
+    """Whether `error` says PostgreSQL is away (a restart, an outage), not that a statement
+    failed: the work may run again once it is back (app.core.outage). A group (a TaskGroup's)
+    is away only if all of it is."""
+    if isinstance(error, BaseExceptionGroup):
+        return all(unreachable(e) for e in error.exceptions)
+    return isinstance(error, _UNREACHABLE)
+
+
+def where() -> str:
+    """host:port/db of this process's database, for log lines."""
+    return redact_url(str(engine().config.get("dsn", "")))
+
+
 def make_engine(settings: Settings, dsn: str | None = None) -> PostgresEngine:
     return PostgresEngine(config={"dsn": dsn or settings.database_url}, log_queries=False)
 
@@ -73,6 +101,11 @@ def bind(db: PostgresEngine) -> None:
 
 
 async def connect(settings: Settings, *, pool_max: int | None = None) -> PostgresEngine:
+    from app.core.outage import QuietPoolFloor
+
+    pool_log = logging.getLogger("asyncpg.pool")
+    if not any(isinstance(f, QuietPoolFloor) for f in pool_log.filters):
+        pool_log.addFilter(QuietPoolFloor())
     db = make_engine(settings)
     bind(db)
     size = pool_max or settings.db_pool_max

@@ -23,7 +23,7 @@ from datastar_py.sse import DatastarEvent
 from datastar_py.sse import ServerSentEventGenerator as SSE
 
 from app.accounts import queries as account_queries
-from app.core import i18n
+from app.core import db, i18n, outage
 from app.live.hub import EVERYTHING, PAUSED, hub
 from app.live.views import Keyed, LiveView, delta
 
@@ -150,11 +150,30 @@ class Group:
                 try:
                     async with self._lock:
                         await self._apply(changed)
-                except Exception:  # the database is away: try again as a resync
-                    log.exception("live view %r could not render; retrying", self.view.key)
-                    await asyncio.sleep(RETRY_AFTER_ERROR_SECONDS)
+                except Exception as error:  # try again as a resync
+                    await self._wait_after(error)
                     sub.notify(EVERYTHING)
                 spent = loop.time() - rendered
+
+    async def _wait_after(self, error: Exception) -> None:
+        """A render failed. PostgreSQL away: the pages say live updates are paused, and the
+        view waits for it (one line in the log for the outage). Anything else: log it."""
+        if not db.unreachable(error):
+            log.exception("live view %r could not render; retrying", self.view.key)
+            await asyncio.sleep(RETRY_AFTER_ERROR_SECONDS)
+            return
+        outage.database.failed(error)
+        async with self._lock:
+            self._pause()
+        await outage.database.back()
+
+    def _pause(self) -> None:
+        """Tell the clients live updates stopped; the next whole state resumes them."""
+        if not self._paused:
+            self._paused = True
+            self._state = None
+            for client in self.clients:
+                client.send(PAUSED_ON)
 
     async def _apply(self, changed: set[str]) -> None:
         topics = changed - {EVERYTHING, PAUSED}
@@ -169,11 +188,8 @@ class Group:
             if data:
                 for client in clients:
                     client.send(data)
-        if PAUSED in changed and not self._paused:
-            self._paused = True
-            self._state = None
-            for client in self.clients:
-                client.send(PAUSED_ON)
+        if PAUSED in changed:
+            self._pause()
 
     async def _load(self, topics: set[str]) -> None:
         self._model = await self.view.load(topics)

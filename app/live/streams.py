@@ -53,7 +53,12 @@ MAX_STREAM_SECONDS = 15 * 60.0
 # The attribute a page puts on its root to open its stream. Datastar closes a
 # GET stream while its tab is hidden and reopens it on return (openWhenHidden
 # is false for GET), so background tabs hold no connection.
-STREAM_OPTIONS = "{retry: 'always', retryMaxCount: 1000000, retryMaxWait: 15000}"
+# The header marks the request as a live stream (app.web.errors answers it in kind).
+LIVE_STREAM_HEADER = "Newsdesk-Live-Stream"
+STREAM_OPTIONS = (
+    "{retry: 'always', retryMaxCount: 1000000, retryMaxWait: 15000,"
+    f" headers: {{'{LIVE_STREAM_HEADER}': '1'}}}}"
+)
 
 
 def stream_attribute(url: str) -> str:

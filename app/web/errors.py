@@ -8,12 +8,15 @@ small region telling them to sign in again, instead of an endless retry.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from functools import wraps
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import quote
 
+from datastar_py.litestar import DatastarResponse
+from datastar_py.sse import DatastarEvent
+from datastar_py.sse import ServerSentEventGenerator as SSE
 from litestar import MediaType, Request, Response
 from litestar.exceptions import (
     HTTPException,
@@ -28,13 +31,18 @@ from litestar.types import Receive, Scope, Send
 
 from app.accounts.guards import NoWorkspace
 from app.accounts.middleware import API_PREFIX, identify, language_for
-from app.accounts.types import AccountError
-from app.core import i18n
+from app.accounts.types import AccountError, Viewer
+from app.core import db, i18n, outage
 from app.core.i18n import N_, _
+from app.live.fanout import PAUSED_SIGNAL
+from app.live.streams import KEEPALIVE, KEEPALIVE_SECONDS, LIVE_STREAM_HEADER
 from app.web.pages import is_datastar, lost_access
 from app.web.templating import render_block
 
 log = logging.getLogger(__name__)
+
+# When a page answered 503 for a database that is away may be asked again (seconds).
+RETRY_AFTER_SECONDS = 5
 
 
 def _is_api(request: Request) -> bool:
@@ -72,14 +80,24 @@ class _LocalisedASGI(ASGIResponse):
         self.build, self.app, self.request, self.kwargs = build, app, request, kwargs
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if "user" not in scope:  # the authentication middleware did not run
-            scope["user"] = await identify(scope)
+        if "user" not in scope:  # the authentication middleware did not run (or failed)
+            scope["user"] = await _identify_if_reachable(scope)
         token = i18n.activate(language_for(scope, scope["user"]))
         try:
             response = self.build().to_asgi_response(self.app, self.request, **self.kwargs)
             await response(scope, receive, send)
         finally:
             i18n._active.reset(token)
+
+
+async def _identify_if_reachable(scope: Scope) -> Viewer | None:
+    """The viewer, or nobody when PostgreSQL is away (the page then says so)."""
+    try:
+        return await identify(scope)
+    except Exception as error:
+        if not db.unreachable(error):
+            raise
+        return None
 
 
 def _in_viewer_language(handler: Handler) -> Handler:
@@ -90,7 +108,12 @@ def _in_viewer_language(handler: Handler) -> Handler:
     return localised
 
 
-def _error_page(request: Request, status: int, title: str, detail: str) -> Response:
+def _error_page(
+    request: Request, status: int, title: str, detail: str, *, reload_after: int | None = None
+) -> Response:
+    """The error for people (a page, or a notice for a Datastar request) or JSON for the API.
+    `reload_after`: a page that may work again soon reloads itself then (GET only: reloading
+    after a POST would send the form again or lose what was typed)."""
     if _is_api(request):
         return _json(status, detail)
     if is_datastar(request):
@@ -107,6 +130,7 @@ def _error_page(request: Request, status: int, title: str, detail: str) -> Respo
             "status": status,
             "title": title,
             "detail": detail,
+            "reload_after": reload_after if request.method == "GET" else None,
         },
         status_code=status,
     )
@@ -207,10 +231,36 @@ def http_error(request: Request, error: Exception) -> Response:
 
 
 def server_error(request: Request, error: Exception) -> Response:
+    if db.unreachable(error):
+        return database_away(request, error)
     log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=error)
     return _error_page(
         request, 500, _("Something went wrong"), _("The error was logged. Please try again.")
     )
+
+
+def database_away(request: Request, error: Exception) -> Response:
+    """PostgreSQL is away (a restart, an outage): 503, asking to come back in a moment. A
+    live page's stream pauses (its banner says so) and ends when the database is back, and
+    the page reconnects for its whole state."""
+    outage.database.failed(error)
+    if request.headers.get(LIVE_STREAM_HEADER):
+        return DatastarResponse(_paused_until_the_database_is_back())
+    response = _error_page(
+        request,
+        503,
+        _("Newsdesk cannot reach its database"),
+        _("Nothing is lost: this works again once the database is back. Try again in a moment."),
+        reload_after=RETRY_AFTER_SECONDS,
+    )
+    response.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
+
+
+async def _paused_until_the_database_is_back() -> AsyncIterator[DatastarEvent]:
+    yield SSE.patch_signals({PAUSED_SIGNAL: True})
+    while not await outage.database.back(timeout=KEEPALIVE_SECONDS):
+        yield KEEPALIVE
 
 
 EXCEPTION_HANDLERS = {

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
 import subprocess
 import sys
@@ -23,6 +22,7 @@ from app.live.notices import publish
 from app.safe_content import from_html
 from tests.articles.helpers import ENGLISH, article_event, arxiv_event
 from tests.factories import post_form, sign_in
+from tests.live_client import LiveStream
 
 
 async def signed_in(client, people, role: str = "editor"):
@@ -483,63 +483,6 @@ async def test_another_workspaces_article_is_not_found_anywhere(client, people):
         )
     ).status_code == 404
     assert await db.fetchval("SELECT deleted_at FROM articles WHERE id = $1", theirs) is None
-
-
-class LiveStream:
-    """A Datastar stream of the app, read in-process the way a browser holds it open."""
-
-    def __init__(self, web_app, client, path: str) -> None:
-        self.web_app, self.client, self.path = web_app, client, path
-        self.received: list[str] = []
-        self._changed = asyncio.Event()
-        self._task: asyncio.Task | None = None
-
-    def _scope(self) -> dict:
-        path, _, query = self.path.partition("?")
-        cookies = "; ".join(f"{k}={v}" for k, v in self.client.cookies.items())
-        return {
-            "type": "http",
-            "asgi": {"version": "3.0"},
-            "http_version": "1.1",
-            "method": "GET",
-            "scheme": "http",
-            "path": path,
-            "raw_path": path.encode(),
-            "query_string": query.encode(),
-            "root_path": "",
-            "headers": [
-                (b"host", b"testserver.local"),
-                (b"cookie", cookies.encode()),
-                (b"datastar-request", b"true"),
-            ],
-            "client": ("127.0.0.1", 40000),
-            "server": ("testserver.local", 80),
-        }
-
-    async def __aenter__(self) -> LiveStream:
-        async def send(message):
-            if message["type"] == "http.response.body" and message.get("body"):
-                self.received.append(message["body"].decode())
-                self._changed.set()
-
-        async def receive():
-            await asyncio.Event().wait()  # the browser stays connected
-
-        self._task = asyncio.create_task(self.web_app(self._scope(), receive, send))
-        return self
-
-    async def __aexit__(self, *_exc) -> None:
-        assert self._task is not None
-        self._task.cancel()
-        await asyncio.gather(self._task, return_exceptions=True)
-
-    async def until(self, text: str, timeout: float = 5.0) -> str:
-        """Wait until `text` has been sent; return everything sent so far."""
-        async with asyncio.timeout(timeout):
-            while text not in "".join(self.received):
-                await self._changed.wait()
-                self._changed.clear()
-        return "".join(self.received)
 
 
 async def test_the_reader_panel_fills_in_live_when_analysis_completes(

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import socket
 import time
 from pathlib import Path
 
+import pytest
+from arq import func
 from arq.connections import ArqRedis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
+from app.core import outage
 from app.core.config import Settings
 from tests.workers.processes import PrivateRedis
 from workers.worker import PatientWorker
@@ -111,3 +115,31 @@ async def test_a_poll_asks_redis_nothing_about_jobs_running_here(tmp_path: Path)
         here.cancel()
         await pool.aclose()
         await asyncio.to_thread(server.stop)
+
+
+async def test_a_job_that_meets_postgresql_away_ends_quietly_and_any_other_error_still_fails(
+    settings: Settings, clean_db: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def poll(ctx: dict[str, object]) -> int:
+        raise ConnectionRefusedError(111, "Connection refused")
+
+    async def broken(ctx: dict[str, object]) -> int:
+        raise ValueError("a bug")
+
+    worker = PatientWorker(
+        functions=[func(poll, name="poll"), func(broken, name="broken")],
+        redis_settings=None,
+        max_jobs=1,
+    )
+    caplog.set_level(logging.WARNING, logger="app.core.outage")
+    # Several jobs meet the outage: one line says so, and none of them fails.
+    for _ in range(3):
+        assert await worker.functions["poll"].coroutine({}) is None
+    with pytest.raises(ValueError):
+        await worker.functions["broken"].coroutine({})
+    assert await outage.database.back(timeout=10)  # the database here never went away
+    lines = [r.getMessage() for r in caplog.records if r.name == "app.core.outage"]
+    assert len(lines) == 2, lines
+    assert "PostgreSQL at" in lines[0]
+    assert "is unreachable (" in lines[0]
+    assert "reachable again" in lines[1]
