@@ -86,6 +86,26 @@ async def test_the_library_and_the_reader_fit_a_phone(phone: Page, people):
         assert width <= 360, path
 
 
+async def test_on_a_phone_the_filters_fold_so_the_articles_come_first(phone: Page, people):
+    person = await people.member("editor")
+    await process_scraped_article(person.workspace_id, article_event(title="Tram budget"))
+    await sign_in_page(phone, person.email, PASSWORD)
+    await phone.goto("/articles")
+    topic, toggle = phone.locator("select[name=topic]"), phone.locator(".filters-toggle")
+    await expect(topic).to_be_hidden()
+    await expect(phone.locator("input[name=q]")).to_be_visible()  # searching stays at hand
+    first = await phone.locator(".article-title").first.bounding_box()
+    assert first is not None
+    assert first["y"] < 600  # on the first screen of a 844 px phone
+    await toggle.click()
+    await expect(topic).to_be_visible()
+    await expect(toggle).to_have_attribute("aria-expanded", "true")
+    await phone.locator("select[name=sort]").select_option("oldest")
+    await phone.locator(".library-filters button[type=submit]").click()
+    await phone.wait_for_url(re.compile(r"sort=oldest"))
+    await expect(topic).to_be_visible()  # a chosen order keeps them open
+
+
 async def test_load_more_adds_the_next_rows_below_the_first(page: Page, people):
     person = await people.member("editor")
     for i in range(30):
