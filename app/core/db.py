@@ -455,9 +455,10 @@ async def migrate_database(settings: Settings) -> None:
         await owner.close_connection_pool()
 
 
-# Tables the app's role is granted nothing on: Piccolo's ledger, and the search index that
-# only SECURITY DEFINER functions read (m0024: no row security, so they filter themselves).
-PRIVATE_TABLES = ("migration", "article_search")
+# Tables the app's role is granted nothing on: Piccolo's ledger, and the search indexes that
+# only SECURITY DEFINER functions read (m0024, m0025: no row security, so they filter
+# themselves).
+PRIVATE_TABLES = ("migration", "article_search", "feed_item_search")
 
 
 async def unprotected_tables(db: PostgresEngine) -> list[str]:

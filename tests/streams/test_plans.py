@@ -127,3 +127,29 @@ async def test_a_poll_writes_the_posts_it_sees_again_and_its_source_in_place(wal
     await make_due(source)
     again = lambda: polling.poll_source(ws, source, jitter=0)  # noqa: E731
     assert await rows_written(ws, table, again) == {"in place"}
+
+
+async def _word_index_writes(ws: int, call) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+    """Rows `call` inserted into and updated in the wall's word index (m0025)."""
+    counts = (
+        "SELECT pg_stat_get_xact_tuples_inserted('feed_item_search'::regclass),"
+        " pg_stat_get_xact_tuples_updated('feed_item_search'::regclass)"
+    )
+    async with db.workspace_tx(ws) as tx:
+        inserted_before, updated_before = await tx.fetchrow(counts)
+        await call()
+        inserted, updated = await tx.fetchrow(counts)
+    return inserted - inserted_before, updated - updated_before
+
+
+async def test_a_poll_indexes_the_words_of_its_new_posts_only(wall, site):
+    """The word index is written for a post's text: each new post once, the posts a poll
+    sees again not at all (their own write stays in place, above)."""
+    ws, home, _keyword = wall
+    [source] = await sources_of(home)
+    poll = lambda: polling.poll_source(ws, source, jitter=0)  # noqa: E731
+    site.routes["/api/v1/timelines/home"] = statuses_reply([status(n) for n in range(1, 6)])
+    assert await _word_index_writes(ws, poll) == (5, 0)
+    await make_due(source)
+    site.routes["/api/v1/timelines/home"] = statuses_reply([status(n) for n in range(1, 7)])
+    assert await _word_index_writes(ws, poll) == (1, 0)
