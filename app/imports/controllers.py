@@ -354,6 +354,9 @@ def job_json(job: JobView) -> dict[str, Any]:
     return {
         "id": job.id,
         "status": job.status.value,
+        # As the pages say it: the status, or "done-with-errors" / "failed" for a done job
+        # whose addresses failed (some, or all of them).
+        "outcome": job.outcome,
         "source": job.source,
         "total_urls": c.total,
         "finished": c.finished,

@@ -6,7 +6,7 @@ from typing import Any
 
 from app.articles.labels import warning_label
 from app.core.i18n import format_datetime, format_number, gettext, ngettext
-from app.imports.types import JobView
+from app.imports.types import DONE_WITH_ERRORS, FAILED, JobView
 
 
 def N_(message: str) -> str:
@@ -14,11 +14,14 @@ def N_(message: str) -> str:
     return message
 
 
+# By JobView.outcome: a status, or how a done job went when addresses failed.
 JOB_STATUSES = {
     "queued": N_("Queued"),
     "running": N_("Running"),
     "paused": N_("Paused"),
     "done": N_("Done"),
+    DONE_WITH_ERRORS: N_("Done with errors"),
+    FAILED: N_("Failed"),
     "cancelled": N_("Cancelled"),
 }
 ITEM_STATES = {

@@ -17,6 +17,9 @@ class JobStatus(StrEnum):
 
 
 ACTIVE_STATUSES = frozenset({JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.PAUSED})
+# A done job's outcome on the pages when addresses failed (JobView.outcome).
+DONE_WITH_ERRORS = "done-with-errors"  # some saved or already in the library, some failed
+FAILED = "failed"  # every address failed
 
 
 class ItemState(StrEnum):
@@ -103,6 +106,16 @@ class JobView:
     @property
     def active(self) -> bool:
         return self.status in ACTIVE_STATUSES
+
+    @property
+    def outcome(self) -> str:
+        """How the job went, as the pages say it: its status, except that a done job whose
+        addresses failed is "done-with-errors", or "failed" when none was saved or found in
+        the library. (The API's `status` stays "done": every address was tried.)"""
+        c = self.counters
+        if self.status != JobStatus.DONE or not c.errors:
+            return self.status.value
+        return DONE_WITH_ERRORS if c.saved or c.duplicates else FAILED
 
 
 @dataclass(frozen=True)

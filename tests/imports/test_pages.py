@@ -115,6 +115,52 @@ async def test_items_are_paged_beyond_100(client, editor):
     assert "https://news.example/129" in second.text
 
 
+def _badge_of(html: str, job_id: int, region: str) -> tuple[str, str]:
+    """The job's outcome attribute and its badge's words in the list row or on its page."""
+    start = html.index(f'id="import-job-{job_id}"' if region == "list" else 'id="import-summary"')
+    outcome = html[start:].split('data-outcome="', 1)[1].split('"', 1)[0]
+    label = html[start:].split('class="badge job-status">', 1)[1].split("<", 1)[0]
+    return outcome, label
+
+
+@pytest.mark.parametrize(
+    ("paths", "outcome", "label"),
+    [
+        (["/gone/1", "/gone/2"], "failed", "Failed"),
+        (["/news/fine", "/gone/1"], "done-with-errors", "Done with errors"),
+        (["/news/fine"], "done", "Done"),
+    ],
+)
+async def test_a_done_job_whose_addresses_failed_does_not_read_as_done(
+    client, editor, site, site_egress, paths, outcome, label
+):
+    """Every address tried is "done" to the API's status; the pages say how it went."""
+    site.routes["/news/fine"] = site.page("article.html")
+    job_id = await services.create_job(
+        editor.workspace_id, [site.base + p for p in paths], actor_user_id=editor.user_id
+    )
+    await run_worker()
+
+    listing = (await client.get("/articles/import")).text
+    page = (await client.get(f"/articles/import/{job_id}")).text
+    assert _badge_of(listing, job_id, "list") == (outcome, label)
+    assert _badge_of(page, job_id, "page") == (outcome, label)
+    assert 'data-status="done"' in page
+    job = await queries.job(editor.workspace_id, job_id)
+    assert job is not None
+    assert (job.status, job.outcome) == (JobStatus.DONE, outcome)
+
+
+async def test_the_outcome_reads_in_german(client, people, site, site_egress):
+    site.routes["/news/fine"] = site.page("article.html")
+    person = await signed_in_speaking(client, people, "de")
+    urls = [site.base + "/news/fine", site.base + "/gone/1"]
+    job_id = await services.create_job(person.workspace_id, urls, actor_user_id=person.user_id)
+    await run_worker()
+    page = (await client.get(f"/articles/import/{job_id}")).text
+    assert _badge_of(page, job_id, "page") == ("done-with-errors", "Fertig, mit Fehlern")
+
+
 # The API ---------------------------------------------------------------------------------
 
 
@@ -154,6 +200,7 @@ async def test_api_commands(client, people, site, site_egress):
     await run_worker()
     job = (await client.get(f"/api/v1/imports/{job_id}", headers=auth)).json()
     assert (job["status"], job["saved"], job["errors"]) == ("done", 1, 1)
+    assert job["outcome"] == "done-with-errors"
     retried = await client.post(f"/api/v1/imports/{job_id}/retry-failed", headers=auth)
     assert (retried.json()["status"], retried.json()["errors"]) == ("running", 0)
     cancelled = await client.post(f"/api/v1/imports/{job_id}/cancel", headers=auth)
