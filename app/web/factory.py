@@ -22,6 +22,7 @@ from app.live.hub import hub
 from app.web import mcp, routes
 from app.web.errors import EXCEPTION_HANDLERS
 from app.web.form_pages import redirect_gets_to_form_pages
+from app.web.head import answer_head_as_get
 from app.web.health import healthz, readyz
 from app.web.odd_input import refuse_odd_path_values
 from app.web.security import add_security_headers, csp_report
@@ -63,7 +64,7 @@ def create_app(settings: Settings, *, manage_connections: bool = True) -> Litest
         tags=["api"],
         security=[{API_SECURITY_SCHEME: []}],
     )
-    return Litestar(
+    app = Litestar(
         route_handlers=[
             pages,
             api,
@@ -112,3 +113,5 @@ def create_app(settings: Settings, *, manage_connections: bool = True) -> Litest
         dependencies={"settings": Provide(lambda: settings, sync_to_thread=False)},
         debug=False,
     )
+    answer_head_as_get(app)
+    return app
