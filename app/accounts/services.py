@@ -211,13 +211,16 @@ async def _insert_member(tx: db.Tx, user_id: int, role: Role, *, actor_user_id: 
     return True
 
 
-async def _owner_count(tx: db.Tx) -> int:
-    return int(
-        await tx.fetchval(
-            "SELECT count(*) FROM memberships WHERE workspace_id = $1 AND role = 'owner'",
-            tx.workspace_id,
-        )
+async def _locked_owner_count(tx: db.Tx) -> int:
+    """The workspace's owners, their rows locked - first, in user order, before the member
+    being changed: two owners leaving (or demoted) at once cannot both go. Counted without
+    the locks, each saw the other still there and the workspace was left with no owner."""
+    owners = await tx.fetch(
+        "SELECT user_id FROM memberships WHERE workspace_id = $1 AND role = 'owner'"
+        " ORDER BY user_id FOR UPDATE",
+        tx.workspace_id,
     )
+    return len(owners)
 
 
 async def _member_role(tx: db.Tx, user_id: int) -> Role:
@@ -250,9 +253,10 @@ async def change_role(
     actor_role: Role | None = None,
 ) -> None:
     async with db.workspace_tx(workspace_id) as tx:
+        owners = await _locked_owner_count(tx)
         current = await _member_role(tx, user_id)
         _check_rank(actor_role, current, role)
-        if current == Role.OWNER and role != Role.OWNER and await _owner_count(tx) <= 1:
+        if current == Role.OWNER and role != Role.OWNER and owners <= 1:
             raise AccountError(_("A workspace keeps at least one owner."))
         await tx.execute(
             "UPDATE memberships SET role = $3 WHERE workspace_id = $1 AND user_id = $2",
@@ -299,9 +303,10 @@ async def _leave(
 ) -> None:
     """`user_id` out of `tx`'s workspace, the last owner kept: their membership and tokens
     there end, the Activity log records `event`, their open pages are cut after commit."""
+    owners = await _locked_owner_count(tx)
     current = await _member_role(tx, user_id)
     _check_rank(actor_role, current)
-    if current == Role.OWNER and await _owner_count(tx) <= 1:
+    if current == Role.OWNER and owners <= 1:
         if user_id == actor_user_id:  # leaving
             raise AccountError(_("You are its only owner: make another member owner first."))
         raise AccountError(_("A workspace keeps at least one owner."))
@@ -451,13 +456,14 @@ async def _delete_account_rows(user_id: int) -> None:
 async def _refuse_only_owner(tx: db.Tx, user_id: int) -> None:
     """AccountError, naming them, when the person is the only owner of any workspace.
 
-    Their memberships and the other owners' are locked first, in one order for every
-    deletion: two owners of a workspace deleting their accounts at once cannot both go."""
+    Their memberships and the other owners' are locked first, in the order leaving locks
+    them (per workspace its owners by user, then the person): two owners of a workspace
+    deleting their accounts or leaving at once cannot both go."""
     await tx.execute(
         """SELECT FROM memberships
            WHERE workspace_id IN (SELECT workspace_id FROM memberships WHERE user_id = $1)
              AND (user_id = $1 OR role = 'owner')
-           ORDER BY workspace_id, user_id FOR UPDATE""",
+           ORDER BY workspace_id, role <> 'owner', user_id FOR UPDATE""",
         user_id,
     )
     only_owner_of = await queries.workspaces_only_owned_by(user_id)

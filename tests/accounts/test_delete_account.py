@@ -4,16 +4,13 @@ they leave everything, their work stays with the workspaces."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator
-
-import asyncpg
 
 from app.accounts import services
 from app.accounts.roles import Role
-from app.core import config, db
+from app.core import db
 from app.imports import services as imports
 from app.streams import services as streams
+from tests.accounts.locks import other_connection, until_waiting_for_a_lock
 from tests.factories import PASSWORD, post_form, sign_in
 
 
@@ -133,16 +130,6 @@ async def test_the_workspaces_activity_says_who_deleted_their_account(client, pe
     assert "<strong>Robin Gone</strong> deleted their account" in activity.text
 
 
-@contextlib.asynccontextmanager
-async def _other_connection() -> AsyncIterator[asyncpg.Connection]:
-    """A second session on the database, as another request or a worker would hold one."""
-    connection = await asyncpg.connect(config.active().database_url)
-    try:
-        yield connection
-    finally:
-        await connection.close()
-
-
 async def _account_state(user_id: int) -> dict[str, object]:
     """Everything a deletion changes, as one value to compare before and after."""
     with db.system():
@@ -184,7 +171,7 @@ async def test_a_lock_held_past_the_timeout_deletes_nothing_and_says_so(
     before = await _account_state(person.user_id)
     assert before["memberships"] == [person.workspace_id, before["memberships"][1]]
 
-    async with _other_connection() as other, other.transaction():
+    async with other_connection() as other, other.transaction():
         # Another session holds the user row (as anything naming the person in a write does).
         await other.execute("SELECT FROM users WHERE id = $1 FOR KEY SHARE", person.user_id)
         response = await _delete(client)
@@ -208,12 +195,12 @@ async def test_a_worker_recording_the_persons_import_finishes_before_the_deletio
     person, job_id = await _in_two_workspaces(people)
     await sign_in(client, person.email)
 
-    async with _other_connection() as worker:
+    async with other_connection() as worker:
         transaction = worker.transaction()
         await transaction.start()
         await worker.execute("SELECT FROM import_jobs WHERE id = $1 FOR UPDATE", job_id)
         deleting = asyncio.create_task(_delete(client))
-        await _until_waiting_for_a_lock()
+        await until_waiting_for_a_lock()
         # The worker's event names the job's author: a KEY SHARE on the user row.
         await worker.execute(
             "INSERT INTO events (workspace_id, kind, actor_user_id) VALUES ($1, $2, $3)",
@@ -231,16 +218,3 @@ async def test_a_worker_recording_the_persons_import_finishes_before_the_deletio
             "SELECT actor_user_id FROM events WHERE kind = 'article_import_finished'"
         )
     assert [r["actor_user_id"] for r in actors] == [None]  # kept, its author unknown
-
-
-async def _until_waiting_for_a_lock() -> None:
-    for _attempt in range(200):
-        with db.system():
-            waiting = await db.fetchval(
-                "SELECT count(*) FROM pg_stat_activity"
-                " WHERE datname = current_database() AND wait_event_type = 'Lock'"
-            )
-        if waiting:
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError("the deletion never waited for the worker's lock")

@@ -1,7 +1,13 @@
 """Settings → Profile lists a person's workspaces: leave one, or start another."""
 
+import asyncio
+
+import pytest
+
 from app.accounts import queries, services
 from app.accounts.roles import Role
+from app.accounts.types import AccountError
+from tests.accounts.locks import other_connection, until_waiting_for_a_lock
 from tests.factories import post_form, sign_in
 
 
@@ -52,3 +58,26 @@ async def test_nobody_leaves_a_workspace_for_someone_else(client, people):
     response = await post_form(client, f"/workspaces/{stranger.workspace_id}/leave")
     assert response.status_code == 404
     assert len(await queries.members_of(stranger.workspace_id)) == 1
+
+
+async def test_two_owners_leaving_at_once_leave_the_workspace_one_owner(people):
+    """The other owner's leaving is under way (its transaction not committed yet): this
+    one waits for it, then finds itself the last owner. Counted without locks, each saw
+    the other still there and both went."""
+    first = await people.member("owner")
+    second = await people.member("owner", first.workspace_id)
+    async with other_connection() as other, other.transaction():
+        await other.execute(
+            "DELETE FROM memberships WHERE workspace_id = $1 AND user_id = $2",
+            first.workspace_id,
+            first.user_id,
+        )
+        leaving = asyncio.create_task(
+            services.remove_member(first.workspace_id, second.user_id, actor_user_id=second.user_id)
+        )
+        await until_waiting_for_a_lock()
+    with pytest.raises(AccountError, match="You are its only owner"):
+        await asyncio.wait_for(leaving, 10)
+    assert [(m.user_id, m.role) for m in await queries.members_of(first.workspace_id)] == [
+        (second.user_id, Role.OWNER)
+    ]
