@@ -4,7 +4,7 @@
 - reading time: words / 230 a minute, at least one minute;
 - keywords: TF-IDF - how often a term occurs in this article, times the log
   of how rare it is among the workspace's articles (document frequencies come
-  from PostgreSQL's `search` column, `DocumentFrequencies`);
+  from the articles' search vectors in PostgreSQL, `DocumentFrequencies`);
 - summary: the three sentences whose words weigh most, in their original order.
 
 `candidate_terms` and `analyse` are pure; the service looks the candidates'

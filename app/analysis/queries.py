@@ -74,13 +74,16 @@ async def document_frequencies(
           SELECT row_number() OVER () AS i, t.term, c.config,
             websearch_to_tsquery(c.config, t.term) AS query
           FROM unnest($2::text[]) AS t(term), configs AS c
+        ), latest AS MATERIALIZED (
+          SELECT r.id, newsdesk_search_config(r.language) AS config
+          FROM articles r WHERE r.workspace_id = $1 AND r.deleted_at IS NULL
+          ORDER BY r.created_at DESC, r.id DESC LIMIT $3
         ), sample AS (
-          -- Each vector read from TOAST once: every term is matched against the copy.
-          SELECT newsdesk_search_config(a.language) AS config, a.search || ''::tsvector AS vector
-          FROM articles a
-          WHERE a.workspace_id = $1 AND a.id IN (
-            SELECT r.id FROM articles r WHERE r.workspace_id = $1 AND r.deleted_at IS NULL
-            ORDER BY r.created_at DESC, r.id DESC LIMIT $3)
+          -- The vectors of the workspace's articles (m0026), each decompressed once: every
+          -- term is matched against the copy.
+          SELECT l.config, v.vector || ''::tsvector AS vector
+          FROM latest l
+          JOIN newsdesk_article_vectors(ARRAY(SELECT id FROM latest)) AS v ON v.article_id = l.id
           OFFSET 0
         ), hits AS (
           SELECT p.i, count(*) AS n

@@ -2,7 +2,7 @@
 
 Words are runs of letters, lower-cased: the same tokens PostgreSQL's 'simple'
 text-search configuration makes of letters, so a term counted here can be
-looked up in the `search` column.
+looked up in an article's search vector.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """Reads of the library; workspace id first; typed views out.
 
-Search is PostgreSQL full-text search on the generated `search` column (in
-the article's language's configuration, accents folded; title weighted A,
-text B, byline and site C; migration m0005), parsed with websearch_to_tsquery
+Search is PostgreSQL full-text search on each article's vector (in the
+article's language's configuration, accents folded; title weighted A, text B,
+byline and site C; migration m0005; stored in `article_search` and read through
+functions that keep to the workspace, m0024 and m0026), parsed with websearch_to_tsquery
 (words, "phrases", -not, or) in that same configuration - in German and the other
 compounding languages a word also finds the compounds it begins (m0021) - and ranked
 with ts_rank_cd, exact matches first, then title hits. Pages are keyset-paginated on (sort time, id)
@@ -253,44 +254,47 @@ async def _search(workspace_id: int, f: LibraryFilter, span: _Span) -> list[Reco
     query = where.param(f.q)
     ranked = f.order == Sort.RELEVANCE
     by_index = ranked or not await _walk_is_shorter(workspace_id, f.q)
-    if by_index:
-        # The word index, through the function that reads it under row security (m0024).
-        # Its ids are one array made once (an init plan), looked up by primary key.
-        matches = f"newsdesk_article_matches(newsdesk_search_any({query}))"
-        where.add(f"a.id = ANY(ARRAY(SELECT {matches}))")
-    else:  # the library newest (or oldest) first, each article matched, until the page is full
-        where.add(f"a.search @@ (SELECT newsdesk_search_any({query}))")
+    # The vectors are in `article_search` only, read through functions that keep to the
+    # binding (m0024, m0026): the word index's candidates, and each one's vector by id.
+    matches = f"ARRAY(SELECT newsdesk_article_matches(newsdesk_search_any({query})))"
+    if ranked:  # every candidate is ranked: their vectors in one call, a copy of each (below)
+        source = f"newsdesk_article_vectors({matches}) AS v JOIN articles a ON a.id = v.article_id"
+        vector = "v.vector || ''::tsvector"
+    else:  # a date order reads an article's vector only when its turn comes (below)
+        source = "articles a"
+        vector = "newsdesk_article_vector(a.id)"
+        if by_index:  # the candidates' ids are one array made once (an init plan)
+            where.add(f"a.id = ANY({matches})")
     # In a date order the candidates are sorted first (their dates only) and matched in that
     # order, the walk stopped by the page's LIMIT: a common word's thousands of candidates
     # would each have their stored vector read and matched otherwise (~150 us each).
+    # Without the index (above WALK_ABOVE) the library itself is walked in date order, each
+    # article matched as its own language reads the query, until the page is full.
     sorted_first = by_index and not ranked
     if not sorted_first:
         where.add("sq.vector @@ sq.query")
     page_where = _within(f.order, span, where, _HIT_COLUMNS)
     if sorted_first:
-        page_where += " AND vector @@ query"
+        page_where += " AND newsdesk_article_vector(id) @@ query"
     limit = where.param(f.limit + 1)
     skip = where.param(span.skip)
     markers = where.param(listing.HIT_START + listing.HIT_END)
     options = where.param(listing.HEADLINE_OPTIONS)
     rank = _RANK if ranked else "NULL::real"  # the dates' orders need no ranking
-    vector_column = ", sq.vector" if sorted_first else ""
     in_order = (
         f"ORDER BY {_order_by(f.order, ('NULL', 'sort_at', 'a.id'))} OFFSET 0"
         if sorted_first
         else ""
     )
-    # Ranking reads the vector four times: a copy is read from TOAST once (see below).
-    vector = "a.search || ''::tsvector" if ranked else "a.search"
+    vector_column = "NULL::tsvector" if sorted_first else vector
     # The index finds candidates with the query as any language reads it (made once, in
-    # its own SELECT: as a condition it was made again for every article a scan looked at;
-    # `newsdesk_article_matches` reads it as the owner: row security hides it from `@@`);
+    # its own SELECT: as a condition it was made again for every article a scan looked at);
     # each is then matched with the query as its own language reads it (migration m0005),
     # so a German article is found by its German stems whatever the UI language.
     # What a common word costs grows with every article holding it, so per candidate:
     # - the query in each configuration is parsed once (`parsed`), not once per article;
-    # - to rank, the stored vector is read once: each use of `a.search` would fetch it from
-    #   TOAST and decompress it again (~9 us a use), its copy `sq.vector` is in memory;
+    # - to rank, the vector is decompressed once: each of its four uses would do it again
+    #   (~9 us a use), its copy `sq.vector` is in memory;
     # - only the page's rows get their columns, joins and text (ORDER BY ... LIMIT keeps
     #   whole rows in its sort otherwise).
     # ts_headline is costly, so it runs only on the page's rows; it reads the
@@ -299,10 +303,10 @@ async def _search(workspace_id: int, f: LibraryFilter, span: _Span) -> list[Reco
         f"""
         WITH parsed AS MATERIALIZED (SELECT * FROM newsdesk_search_parses({query})),
         hits AS (
-          SELECT a.id, {rank} AS rank, {_sort_at(f.order)} AS sort_at, sq.config, sq.query{vector_column}
-          FROM articles a
+          SELECT a.id, {rank} AS rank, {_sort_at(f.order)} AS sort_at, sq.config, sq.query
+          FROM {source}
           CROSS JOIN LATERAL (
-            SELECT {vector} AS vector,
+            SELECT {vector_column} AS vector,
               newsdesk_search_config(a.language) AS config,
               (SELECT queries[array_position(configs, newsdesk_search_config(a.language))]
                FROM parsed) AS query,
