@@ -188,3 +188,20 @@ async def test_german_pages_fit_a_phone(german_phone: Page, people):
         "/no-such-page",
     ):
         await _visit(page, path)
+
+
+async def test_german_rail_labels_fit_a_desk(page: Page, people):
+    """On a desk the nav is a narrow rail: the current page's label is bold, and bold
+    "Einstellungen" was wider than the rail, cut off at both sides."""
+    person = await people.member("owner")
+    await services.update_profile(person.user_id, "Renate Müller", "de", "Europe/Berlin")
+    await sign_in_page(page, person.email, PASSWORD)
+    for path in ("/settings/", "/activity", "/articles/import", "/articles"):
+        await page.goto(path)
+        await expect(page.locator('.nav a[aria-current="page"]')).to_be_visible()
+        labels = await page.evaluate(
+            """() => [...document.querySelectorAll('.nav a')]
+                 .filter(a => a.scrollWidth > a.clientWidth)
+                 .map(a => a.textContent.trim())"""
+        )
+        assert labels == [], (path, labels)
