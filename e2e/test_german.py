@@ -205,3 +205,27 @@ async def test_german_rail_labels_fit_a_desk(page: Page, people):
                  .map(a => a.textContent.trim())"""
         )
         assert labels == [], (path, labels)
+
+
+async def _german_newsroom(page: Page, people) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    person = await people.member("owner")
+    await services.update_profile(person.user_id, "Renate Müller", "de", "Europe/Berlin")
+    paths = await _newsroom(person)
+    await sign_in_page(page, person.email, PASSWORD)
+    return paths
+
+
+async def test_german_column_menu_edit_is_a_menu_entry(german_phone: Page, people):
+    """The column menu's "Bearbeiten" is a link among buttons: it looked like a bare
+    underlined link at the top of its box."""
+    page = german_phone
+    await _german_newsroom(page, people)
+
+    menu = page.locator(".column-menu").first
+    await menu.locator("summary").click()
+    edit, pause = menu.get_by_text("Bearbeiten"), menu.get_by_role("button", name="Pausieren")
+    edit_box, pause_box = await edit.bounding_box(), await pause.bounding_box()
+    assert edit_box
+    assert pause_box
+    assert edit_box["height"] == pause_box["height"]
+    await expect(edit).to_have_css("text-decoration-line", "none")
