@@ -229,3 +229,16 @@ async def test_german_column_menu_edit_is_a_menu_entry(german_phone: Page, peopl
     assert pause_box
     assert edit_box["height"] == pause_box["height"]
     await expect(edit).to_have_css("text-decoration-line", "none")
+
+
+async def test_german_delete_topic_keeps_to_one_line(german_phone: Page, people):
+    """ "Thema löschen" shared a line with its note and was squeezed onto two lines."""
+    page = german_phone
+    paths = await _german_newsroom(page, people)
+    await page.goto(paths["topic"])
+    delete = page.get_by_role("button", name="Thema löschen")
+    save = page.get_by_role("button", name="Speichern", exact=True)
+    delete_box, save_box = await delete.bounding_box(), await save.bounding_box()
+    assert delete_box
+    assert save_box
+    assert delete_box["height"] == save_box["height"]
