@@ -242,3 +242,16 @@ async def test_german_delete_topic_keeps_to_one_line(german_phone: Page, people)
     assert delete_box
     assert save_box
     assert delete_box["height"] == save_box["height"]
+
+
+async def test_import_list_progress_spans_the_row_on_a_phone(german_phone: Page, people):
+    """On a phone an import's bar wraps under its job; at the browser's 10em a full bar
+    filled half the card and read as half done."""
+    page = german_phone
+    await _german_newsroom(page, people)
+    await page.goto("/articles/import")
+    job = page.locator(".import-job").first
+    bar, row = await job.locator("progress").bounding_box(), await job.bounding_box()
+    assert bar
+    assert row
+    assert bar["width"] == row["width"]
