@@ -8,7 +8,7 @@ import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Annotated, Any
-from urllib.parse import urlencode
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 from datastar_py.consts import ElementPatchMode
 from datastar_py.litestar import DatastarResponse
@@ -168,6 +168,7 @@ class LibraryController(Controller):
             "can_manage": viewer.can(Permission.ARTICLES_IMPORT),
             "retention_days": services.TRASH_RETENTION_DAYS,
             "trashed": None,
+            "restored": None,
         }
         try:
             f = parse_filter(request.query_params)
@@ -181,7 +182,11 @@ class LibraryController(Controller):
                 **_invalid_context(error),
             )
         context = await _list_context(workspace_id, f)
-        form["trashed"] = await _just_trashed(workspace_id, request.query_params.get("undo", ""))
+        params = request.query_params
+        form["trashed"] = await _named_article(workspace_id, params.get("undo", ""), trashed=True)
+        form["restored"] = await _named_article(
+            workspace_id, params.get("restored", ""), trashed=False
+        )
         return await page(request, LIBRARY, section="library", **form, **context)
 
     @get("/stream")
@@ -272,8 +277,8 @@ class LibraryController(Controller):
         await _change(services.delete_article, workspace_id, article_id, viewer.user_id)
         # Back where the person was, with "Moved to trash - Undo" above the list.
         target = same_site_path(data.get("next", ""), "/articles", under="/articles")
-        if not target.startswith("/articles?deleted=1"):
-            target = f"{target}{'&' if '?' in target else '?'}undo={article_id}"
+        if not _in_trash(target):
+            target = _with_param(target, "undo", article_id)
         return Redirect(target, status_code=303)
 
     @post("/{article_id:int}/purge", guards=[allows(Permission.ARTICLES_IMPORT)])
@@ -293,18 +298,31 @@ class LibraryController(Controller):
     ) -> Redirect:
         viewer, workspace_id = member_of(request)
         await _change(services.restore_article, workspace_id, article_id, viewer.user_id)
-        return Redirect(
-            same_site_path(data.get("next", ""), f"/articles/{article_id}", under="/articles"),
-            status_code=303,
-        )
+        target = same_site_path(data.get("next", ""), f"/articles/{article_id}", under="/articles")
+        # Restored in the trash, the row just went: "Restored: ... Open" says where to.
+        if _in_trash(target):
+            target = _with_param(target, "restored", article_id)
+        return Redirect(target, status_code=303)
 
 
-async def _just_trashed(workspace_id: int, value: str) -> ArticleView | None:
-    """The article named by `?undo=` when it is (still) in the trash: the page offers Undo."""
+def _in_trash(path: str) -> bool:
+    """A library address that lists the trash (with or without a search)."""
+    return parse_qs(urlsplit(path).query).get("deleted") == ["1"]
+
+
+def _with_param(path: str, name: str, value: int) -> str:
+    return f"{path}{'&' if '?' in path else '?'}{name}={value}"
+
+
+async def _named_article(workspace_id: int, value: str, *, trashed: bool) -> ArticleView | None:
+    """The article a redirect named (`?undo=`, `?restored=`) when it is still in the trash
+    (the page offers Undo) or out of it (the page offers to open it)."""
     if not value.isdigit() or not is_id(int(value)):
         return None
     article = await queries.article(workspace_id, int(value))
-    return article if article is not None and article.deleted_at is not None else None
+    if article is None or (article.deleted_at is not None) != trashed:
+        return None
+    return article
 
 
 async def _article_or_404(workspace_id: int, article_id: int) -> ArticleView:

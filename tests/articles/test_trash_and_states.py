@@ -54,6 +54,29 @@ async def test_moving_to_the_trash_offers_undo(client, people):
     assert "Moved to trash:" not in (await client.get(moved.headers["location"])).text
 
 
+async def test_restoring_in_the_trash_says_where_the_article_went(client, people):
+    """Restored from the trash, the row just vanished from it: the trash says so, with the
+    way to the article, also when the trash was searched."""
+    person = await signed_in(client, people)
+    article_id = await save(person.workspace_id, title="Back from the trash")
+
+    for trash in ("/articles?deleted=1", "/articles?q=back&deleted=1"):
+        await delete_article(person.workspace_id, article_id, actor_user_id=None)
+        back = await post_form(client, f"/articles/{article_id}/restore", {"next": trash})
+        assert back.headers["location"] == f"{trash}&restored={article_id}"
+        page = (await client.get(back.headers["location"])).text
+        assert "Restored:" in page
+        assert "Back from the trash" in page
+        assert f'<a href="/articles/{article_id}">Open</a>' in page
+
+    # In the trash again, the same address no longer says it was restored.
+    await delete_article(person.workspace_id, article_id, actor_user_id=None)
+    assert "Restored:" not in (await client.get(back.headers["location"])).text
+    # Restored from the reader, the person lands on the article itself.
+    reader = await post_form(client, f"/articles/{article_id}/restore", {})
+    assert reader.headers["location"] == f"/articles/{article_id}"
+
+
 async def test_the_reader_delete_comes_back_to_the_library_with_undo(client, people):
     person = await signed_in(client, people)
     article_id = await save(person.workspace_id)
