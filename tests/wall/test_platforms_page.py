@@ -67,6 +67,8 @@ async def test_an_admin_connects_a_mastodon_account_and_its_column_appears(
     page = await client.get(answer.headers["location"])
     assert page.status_code == 200
     assert use.connection.handle in page.text
+    # Its instance a word apart from the name ("maya@chaos.social· chaos.social" before).
+    assert '> <span class="muted">· chaos.social</span>' in page.text
     assert f'href="/wall#col-{use.columns[0][0]}"' in page.text
     assert DEMO_TOKEN not in page.text
 
