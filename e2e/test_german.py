@@ -17,6 +17,7 @@ from app.articles.types import Source
 from app.imports import services as import_services
 from app.topics import services as topic_services
 from app.topics.types import TopicForm
+from app.wall.types import PAGE_SIZE
 from e2e.conftest import Server, _watched_context, sign_in_page
 from tests.articles.helpers import article_event
 from tests.factories import PASSWORD
@@ -255,3 +256,19 @@ async def test_import_list_progress_spans_the_row_on_a_phone(german_phone: Page,
     assert bar
     assert row
     assert bar["width"] == row["width"]
+
+
+async def test_load_older_is_a_thumb_sized_target_on_a_phone(german_phone: Page, people):
+    """ "Ältere laden" at a column's end was a line of text, 18 px tall, under a thumb."""
+    page = german_phone
+    person = await people.member("owner")
+    await services.update_profile(person.user_id, "Renate Müller", "de", "Europe/Berlin")
+    column = await keyword_column(person.workspace_id, "Hochwasser an der Elbe", "#hochwasser")
+    for n in range(PAGE_SIZE + 1):  # more than a column's first page
+        await add_item(person.workspace_id, column, n)
+    await sign_in_page(page, person.email, PASSWORD)
+    older = page.get_by_role("link", name="Ältere laden")
+    await older.scroll_into_view_if_needed()
+    box = await older.bounding_box()
+    assert box
+    assert box["height"] >= 44
