@@ -24,13 +24,19 @@ from app.analysis import local, policy, queries
 from app.analysis.remote import RemoteAnalyser
 from app.analysis.types import AnalysisFailed, AnalysisInput, AnalysisResult, AnalysisStatus
 from app.articles import queries as article_queries
-from app.articles.types import LIBRARY_TOPIC, article_topic
+from app.articles.types import LIBRARY_TOPIC, Warning, article_topic
 from app.core import db, jobs, leases
 from app.core.config import Settings
-from app.core.i18n import _
+from app.core.i18n import N_, _
 from app.live.notices import publish_after_commit
 
 log = logging.getLogger(__name__)
+
+# Stored English (translated when shown): why an article was not analysed.
+CONSENT_WALL_REASON = N_(
+    "Not analysed: the page showed a cookie consent wall, not the article. "
+    "Fetch again to read the article; it is analysed then."
+)
 
 ANALYSE_TASK = "analyse_article"  # workers.tasks.analyse_article(ctx, workspace_id, article_id)
 RECONCILE_BATCH = 500
@@ -48,6 +54,7 @@ class Run(StrEnum):
     RETRYING = "retrying"  # failed; pending again after a backoff
     FAILED = "failed"  # failed QUICK_ATTEMPTS times; the reconciler retries it slowly
     SKIPPED = "skipped"  # nothing due (done, held by another worker, in backoff, trashed)
+    NOT_ANALYSED = "not_analysed"  # the text is not the article (a consent wall): status skipped
     SUPERSEDED = "superseded"  # the claim was lost meanwhile; the result was dropped
 
 
@@ -66,7 +73,8 @@ class Claim:
 async def queue(tx: db.Tx, article_id: int, *, wake: bool = True, again: bool = False) -> bool:
     """Make the article's analysis pending and wake a worker after commit.
 
-    Returns False - and changes nothing - when the analysis is completed. A
+    Returns False - and changes nothing - when the analysis is completed or was
+    skipped (the text is a consent wall: only new text changes that). A
     running analysis whose lease is still valid is left to its worker (it will
     finish it); the wake-up still goes out and coalesces with any queued one.
     `again`: the article's text changed, so any analysis is of the old text - a
@@ -85,7 +93,7 @@ async def queue(tx: db.Tx, article_id: int, *, wake: bool = True, again: bool = 
                             AND NOT $3 THEN analyses.attempts ELSE 0 END,
           next_attempt_at = now(),
           updated_at = now()
-        WHERE analyses.status <> 'completed' OR $3
+        WHERE analyses.status NOT IN ('completed', 'skipped') OR $3
         RETURNING status
         """,
         tx.workspace_id,
@@ -114,6 +122,9 @@ async def run_analysis(workspace_id: int, article_id: int, settings: Settings) -
     article = await article_queries.analysis_input(workspace_id, article_id)
     if article is None:  # removed for good since the claim; its row went with it
         return Run.SKIPPED
+    if Warning.CONSENT_WALL.value in article.warnings:
+        # Keywords and a summary of a cookie dialog would pass for the article's own.
+        return await _record_skip(workspace_id, claim, CONSENT_WALL_REASON)
     try:
         renew = functools.partial(_renew, workspace_id, claim)
         async with leases.heartbeat(renew, name=f"analysis:{claim.analysis_id}"):
@@ -226,6 +237,30 @@ async def _record_result(workspace_id: int, claim: Claim, result: AnalysisResult
         publish_after_commit(tx, article_topic(claim.article_id))
         publish_after_commit(tx, LIBRARY_TOPIC)
     return Run.COMPLETED
+
+
+async def _record_skip(workspace_id: int, claim: Claim, reason: str) -> Run:
+    """Not analysed, on purpose: no summary or keywords (a former analysis was of another
+    text), `reason` shown instead; never due again until the text changes (`queue(again)`)."""
+    async with db.workspace_tx(workspace_id) as tx:
+        written = await tx.fetchval(
+            """
+            UPDATE analyses SET status = 'skipped', summary = '', keywords = '[]',
+              language = '', reading_minutes = 0, analyser = '', error = $4,
+              lease_until = NULL, completed_at = NULL, updated_at = now()
+            WHERE workspace_id = $1 AND id = $2 AND status = 'running' AND lease_until = $3
+            RETURNING id
+            """,
+            workspace_id,
+            claim.analysis_id,
+            claim.lease_until,
+            reason,
+        )
+        if written is None:
+            return Run.SUPERSEDED
+        publish_after_commit(tx, article_topic(claim.article_id))
+        publish_after_commit(tx, LIBRARY_TOPIC)
+    return Run.NOT_ANALYSED
 
 
 async def _record_failure(

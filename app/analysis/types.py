@@ -13,6 +13,7 @@ class AnalysisStatus(StrEnum):
     RUNNING = "running"  # a worker holds it until lease_until
     COMPLETED = "completed"
     FAILED = "failed"  # gave up for now; the reconciler retries it at the capped backoff
+    SKIPPED = "skipped"  # not analysed, on purpose (`error` says why); done until the text changes
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class AnalysisInput:
     text: str  # the article's plain text (derived from its stored AST)
     language: str = ""  # what the page declared (ISO 639-1), "" when unknown
     sections: tuple[Section, ...] = ()  # arXiv sections, in order
+    warnings: tuple[str, ...] = ()  # the article's (app.articles.types.Warning values)
 
     @property
     def full_text(self) -> str:
@@ -94,7 +96,7 @@ class AnalysisView:
     language: str = ""
     reading_minutes: int = 0
     analyser: str = ""
-    error: str = ""  # the last failure's reason
+    error: str = ""  # the last failure's reason, or why it was skipped (stored English)
     attempts: int = 0
     next_attempt_at: datetime | None = None
     completed_at: datetime | None = None

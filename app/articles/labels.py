@@ -26,6 +26,7 @@ STATES = {
     "running": N_("Being analysed"),
     "completed": N_("Analysed"),
     "failed": N_("Analysis failed"),
+    "skipped": N_("Not analysed"),
 }
 SORTS = {
     "relevance": N_("Best match"),

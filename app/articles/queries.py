@@ -68,6 +68,7 @@ _STATE_SQL = {
     AnalysisState.PENDING: f"{_SHOWN_STATE} IN ('pending', 'running')",
     AnalysisState.COMPLETED: "an.status = 'completed'",
     AnalysisState.FAILED: f"{_SHOWN_STATE} = 'failed'",
+    AnalysisState.SKIPPED: "an.status = 'skipped'",
 }
 
 
@@ -442,7 +443,7 @@ async def analysis_input(workspace_id: int, article_id: int) -> AnalysisInput | 
     """What the analyser reads: the article with its stored arXiv sections merged in."""
     r = await db.fetchrow(
         """
-        SELECT a.title, a.text, a.language, m.sections
+        SELECT a.title, a.text, a.language, a.warnings, m.sections
         FROM articles a
         LEFT JOIN arxiv_metadata m ON m.article_id = a.id AND m.workspace_id = a.workspace_id
         WHERE a.workspace_id = $1 AND a.id = $2
@@ -459,6 +460,7 @@ async def analysis_input(workspace_id: int, article_id: int) -> AnalysisInput | 
         text=r["text"],
         language=r["language"],
         sections=_sections(r["sections"]),
+        warnings=tuple(r["warnings"] or ()),
     )
 
 

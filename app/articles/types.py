@@ -116,6 +116,7 @@ class AnalysisState(StrEnum):
     PENDING = "pending"
     COMPLETED = "completed"
     FAILED = "failed"
+    SKIPPED = "skipped"  # not analysed on purpose (a consent wall: app.analysis.services)
 
 
 class Sort(StrEnum):

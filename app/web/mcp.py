@@ -47,8 +47,9 @@ server: MCPServer[Any] = MCPServer(
         "Newsdesk is a team's library of saved articles. Import links with "
         "import_articles_from_urls and follow the job with get_import_job; find articles "
         "with search_library and read one with get_article (plain text and its analysis). "
-        "An article saved behind a cookie-consent wall (warning probable_consent_wall) can "
-        "be fetched again with fetch_article_again."
+        "An article saved behind a cookie-consent wall (warning probable_consent_wall) is "
+        "not analysed (analysis status skipped, the reason in its error) and can be "
+        "fetched again with fetch_article_again; the real page is analysed then."
     ),
 )
 

@@ -20,7 +20,7 @@ from app.analysis import policy, remote, services
 from app.analysis.services import Run, reconcile, run_analysis
 from app.analysis.types import AnalysisStatus
 from app.articles.services import delete_article, process_scraped_article
-from app.articles.types import article_topic
+from app.articles.types import OutcomeKind, Warning, article_topic
 from app.core import db
 from app.core import redis as core_redis
 from app.egress import Egress, use_egress
@@ -522,3 +522,69 @@ async def test_analysis_calls_do_not_spend_the_budget_of_a_host_that_serves_feed
             await process.aclose()
             await feeds.aclose()
     assert feed.content == b"<rss/>"
+
+
+# A consent wall is not the article -----------------------------------------------------
+
+WALL_TEXT = (
+    "We value your privacy. We and our partners use cookies to store and access information "
+    "on your device. Accept all cookies or manage your choices with our partners."
+)
+
+
+async def test_a_consent_wall_is_not_analysed_and_says_why(workspace, settings, redis):
+    article_id = await new_article(
+        workspace, text=WALL_TEXT, title="Before you continue", warnings=(Warning.CONSENT_WALL,)
+    )
+
+    assert await run_analysis(workspace, article_id, settings) == Run.NOT_ANALYSED
+    analysis = await row(article_id)
+    assert analysis["status"] == AnalysisStatus.SKIPPED
+    assert (analysis["summary"], json.loads(analysis["keywords"])) == ("", [])
+    assert analysis["error"] == services.CONSENT_WALL_REASON
+    assert "consent wall" in analysis["error"]
+    assert "Fetch again" in analysis["error"]
+    # Done until its text changes: no reconciler wake-up, saving it again is a duplicate.
+    await redis.flushdb()
+    assert await reconcile() == 0
+    assert await queued_jobs() == []
+    again = await process_scraped_article(
+        workspace, article_event(url=await _url_of(article_id), warnings=(Warning.CONSENT_WALL,))
+    )
+    assert (again.kind, again.article_id) == (OutcomeKind.DUPLICATE, article_id)
+    assert (await row(article_id))["status"] == AnalysisStatus.SKIPPED
+
+
+async def test_an_analysis_of_the_wall_made_before_is_dropped(workspace, settings):
+    """A walled article analysed before skipping existed (m0028 makes it pending again)."""
+    article_id = await new_article(workspace, text=WALL_TEXT, warnings=(Warning.CONSENT_WALL,))
+    await db.fetchval(
+        """UPDATE analyses SET status = 'pending', summary = 'We value your privacy.',
+           keywords = '["cookies", "partners"]', analyser = 'local-v1'
+           WHERE article_id = $1 RETURNING id""",
+        article_id,
+    )
+    assert await run_analysis(workspace, article_id, settings) == Run.NOT_ANALYSED
+    analysis = await row(article_id)
+    assert (analysis["summary"], analysis["keywords"], analysis["analyser"]) == ("", "[]", "")
+
+
+async def test_the_real_page_fetched_again_is_analysed(workspace, settings):
+    article_id = await new_article(workspace, text=WALL_TEXT, warnings=(Warning.CONSENT_WALL,))
+    assert await run_analysis(workspace, article_id, settings) == Run.NOT_ANALYSED
+
+    replaced = await process_scraped_article(
+        workspace, article_event(url=await _url_of(article_id)), replacing=article_id
+    )
+
+    assert replaced.kind == OutcomeKind.REPLACED
+    assert (await row(article_id))["status"] == AnalysisStatus.PENDING
+    assert await run_analysis(workspace, article_id, settings) == Run.COMPLETED
+    analysis = await row(article_id)
+    assert analysis["summary"]
+    assert json.loads(analysis["keywords"])
+    assert analysis["error"] == ""
+
+
+async def _url_of(article_id: int) -> str:
+    return str(await db.fetchval("SELECT url FROM articles WHERE id = $1", article_id))

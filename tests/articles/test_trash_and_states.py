@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import re
 
+from app.accounts import services as accounts
+from app.analysis.services import Run, run_analysis
 from app.articles.services import TRASH_RETENTION_DAYS, delete_article, purge_expired_trash
+from app.articles.types import Warning
 from app.core import db
 from tests.articles.test_pages import api_client, ids_in, save, signed_in
 from tests.factories import post_form, sign_in
@@ -34,6 +37,38 @@ async def test_the_failed_filter_agrees_with_the_reader(client, people):
     listed = (await client.get("/articles")).text
     row = listed[listed.index(f'id="article-{failed}"') :]
     assert 'class="state state-failed">Analysis failed' in row[: row.index("</li>")]
+
+
+async def test_a_consent_wall_reads_not_analysed_in_the_row_the_filter_the_reader_and_the_api(
+    client, people, settings
+):
+    person = await signed_in(client, people)
+    ws = person.workspace_id
+    walled = await save(ws, title="Before you continue", warnings=(Warning.CONSENT_WALL,))
+    waiting = await save(ws, title="Still waiting")
+    assert await run_analysis(ws, walled, settings) == Run.NOT_ANALYSED
+
+    listed = (await client.get("/articles")).text
+    row = listed[listed.index(f'id="article-{walled}"') :]
+    row = row[: row.index("</li>")]
+    assert "Not analysed: the page showed a consent wall, not the article." in row
+    assert "Open it and use Fetch again." in row
+    assert "Analysed" not in row.replace("Not analysed", "")
+    assert ids_in((await client.get("/articles", params={"state": "skipped"})).text) == [walled]
+    assert ids_in((await client.get("/articles", params={"state": "pending"})).text) == [waiting]
+    assert ids_in((await client.get("/articles", params={"state": "completed"})).text) == []
+    assert '<option value="skipped"' in listed
+    reader = (await client.get(f"/articles/{walled}")).text
+    assert 'class="analysis-skipped">Not analysed: the page showed a cookie consent wall' in reader
+    assert "Waiting for analysis" not in reader
+
+    token = await accounts.issue_api_token(ws, person.user_id, "bot")
+    body = (
+        await client.get(f"/api/v1/articles/{walled}", headers={"Authorization": f"Bearer {token}"})
+    ).json()
+    assert body["analysis"]["status"] == "skipped"
+    assert (body["analysis"]["summary"], body["analysis"]["keywords"]) == ("", [])
+    assert "consent wall" in body["analysis"]["error"]
 
 
 async def test_moving_to_the_trash_offers_undo(client, people):

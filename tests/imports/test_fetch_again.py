@@ -44,7 +44,7 @@ async def _analysis(article_id: int) -> str:
     return str(await db.fetchval("SELECT status FROM analyses WHERE article_id = $1", article_id))
 
 
-@pytest.mark.parametrize("analysis", ["completed", "running"])
+@pytest.mark.parametrize("analysis", ["completed", "running", "skipped"])
 async def test_fetch_again_replaces_a_consent_wall_with_the_article_keeping_its_id(
     client, editor, site, site_egress, analysis
 ):
