@@ -267,6 +267,9 @@ async def test_load_older_is_a_thumb_sized_target_on_a_phone(german_phone: Page,
     for n in range(PAGE_SIZE + 1):  # more than a column's first page
         await add_item(person.workspace_id, column, n)
     await sign_in_page(page, person.email, PASSWORD)
+    sign_out = await page.get_by_role("button", name="Abmelden").bounding_box()
+    assert sign_out
+    assert sign_out["height"] >= 44
     older = page.get_by_role("link", name="Ältere laden")
     await older.scroll_into_view_if_needed()
     box = await older.bounding_box()
