@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 from playwright.async_api import Browser, Page, expect
 
+from app.core import db
 from app.imports import services
 from app.imports.types import JobStatus
 from e2e.conftest import PageWatch, Server, _watched_context, sign_in_page
@@ -198,3 +199,30 @@ async def test_fetch_again_turns_a_consent_wall_into_the_article(
     await expect(page.locator("h1")).to_contain_text("River towns vote")
     await expect(page.locator(".reader-warnings")).to_have_count(0)
     await expect(page.get_by_role("button", name="Fetch again")).to_have_count(0)
+
+
+COLOUR_OF = """(name) => { const s = document.createElement('span');
+  s.style.color = `var(${name})`; document.body.append(s);
+  const c = getComputedStyle(s).color; s.remove(); return c; }"""
+
+
+async def test_the_job_lists_bars_wear_their_badges_colour(page: Page, people):
+    """A failed job's bar was the browser's full blue in the list, unlike the job page's."""
+    person = await people.member("owner")
+    failed = await services.create_job(
+        person.workspace_id, ["https://news.example/gone"], actor_user_id=person.user_id
+    )
+    await db.fetchval(
+        "UPDATE import_jobs SET status = 'done', error_count = 1 WHERE id = $1 RETURNING id",
+        failed,
+    )
+    await sign_in_page(page, person.email, PASSWORD)
+    await page.goto("/articles/import")
+    bar = page.locator(f"#import-job-{failed} progress")
+    await expect(bar).to_have_class("job-progress")
+    danger = await page.evaluate(COLOUR_OF, "--danger")
+    assert await bar.evaluate("b => getComputedStyle(b).accentColor") == danger
+    await page.goto(f"/articles/import/{failed}")
+    assert await page.locator(".job-progress").evaluate(
+        "b => getComputedStyle(b).accentColor"
+    ) == danger  # fmt: skip
