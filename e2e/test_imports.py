@@ -218,6 +218,7 @@ async def test_the_job_lists_bars_wear_their_badges_colour(page: Page, people):
     )
     await sign_in_page(page, person.email, PASSWORD)
     await page.goto("/articles/import")
+    await expect(page.locator("#bookmarklet")).to_be_visible()  # a computer drags it
     bar = page.locator(f"#import-job-{failed} progress")
     await expect(bar).to_have_class("job-progress")
     danger = await page.evaluate(COLOUR_OF, "--danger")
@@ -226,3 +227,23 @@ async def test_the_job_lists_bars_wear_their_badges_colour(page: Page, people):
     assert await page.locator(".job-progress").evaluate(
         "b => getComputedStyle(b).accentColor"
     ) == danger  # fmt: skip
+
+
+async def test_on_a_phone_the_import_page_shows_sharing_first_not_dragging(phone: Page, people):
+    """A phone has no bookmarks bar: "Drag this link to your bookmarks bar" led nowhere."""
+    person = await people.member("owner")
+    await sign_in_page(phone, person.email, PASSWORD)
+    await phone.goto("/articles/import")
+    share = phone.locator("#share-hint")
+    await expect(share).to_be_visible()
+    await expect(phone.get_by_text("Drag this link to your bookmarks bar")).to_be_hidden()
+    await expect(phone.locator("#bookmarklet")).to_be_hidden()
+    heading = await phone.get_by_role("heading", name="Save from any page").bounding_box()
+    hint, computer = (
+        await share.bounding_box(),
+        await phone.locator(".computer-hint").bounding_box(),
+    )
+    assert heading
+    assert hint
+    assert computer
+    assert heading["y"] < hint["y"] < computer["y"]
