@@ -20,6 +20,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from app.accounts import services as accounts
+from app.analysis.services import Run, run_analysis
 from app.articles.services import process_scraped_article
 from app.articles.types import Warning
 from app.core import config
@@ -157,14 +158,20 @@ async def test_an_assistant_fetches_a_consent_walled_article_again(
         article_event("https://news.example/walled", warnings=(Warning.CONSENT_WALL,)),
     )
     plain = await process_scraped_article(workspace_id, article_event("https://news.example/p"))
+    assert walled.article_id
+    assert await run_analysis(workspace_id, walled.article_id, config.active()) == Run.NOT_ANALYSED
     viewer_token, _workspace = await token_of(people, "viewer")
     async with connect(server_url, token) as client:
+        read = answer(await client.call_tool("get_article", {"id": walled.article_id}))
         started = answer(
             await client.call_tool("fetch_article_again", {"article_id": walled.article_id})
         )
         job = answer(await client.call_tool("get_import_job", {"job_id": started["job_id"]}))
         refused = await client.call_tool("fetch_article_again", {"article_id": plain.article_id})
         missing = await client.call_tool("fetch_article_again", {"article_id": 987654321})
+    # The wall's text is not passed off as analysed: no summary, and why.
+    assert (read["analysis"]["status"], read["analysis"]["summary"]) == ("skipped", "")
+    assert "consent wall" in read["analysis"]["error"]
     assert started["article_id"] == walled.article_id
     assert (job["source"], job["total_urls"]) == ("fetch-again", 1)
     assert [(i["url"], i["article_id"]) for i in job["items"]] == [
