@@ -3,8 +3,8 @@
 One URL per line, and also separated by commas, spaces or tabs (Windows
 newlines too). A URL may be wrapped in `<...>` or brackets or quotes, and
 trailing punctuation from a sentence is dropped ("see https://x.org/a.").
-Words without a dot or a slash ("Read:", "and") are prose around the
-links, not entries. Everything else is an entry: valid if it is an
+Words without a dot, a slash or a scheme ("Read:", "and") are prose around
+the links, not entries. Everything else is an entry: valid if it is an
 http/https URL the library can take, invalid otherwise (with the reason).
 Duplicates are decided on the normalised URL (app.articles.urls), so
 `https://Example.org/a?utm_source=x` repeats `https://example.org/a`; the
@@ -28,6 +28,9 @@ _OPENERS = "<([{\"'«“‘"
 _QUOTES_AFTER = ">\"'»”’"
 _TRAILING = ".,;:!?…"
 _BRACKETS = {")": "(", "]": "[", "}": "{"}
+# A scheme and something after it ("mailto:a@b.org", "javascript:..."): an entry, however
+# little it looks like a link - not a port ("example.org:8080/a"), not a label ("Read:").
+_SCHEME = re.compile(r"[a-z][a-z0-9+.-]*:(?![0-9]|$)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -86,13 +89,14 @@ def parse_urls(raw: str, *, max_urls: int = DEFAULT_MAX_URLS) -> ParsedUrls:
     seen: set[str] = set()
     for piece in _SEPARATORS.split(raw):
         token = _unwrap(piece)
-        if not token or _looks_like_prose(token):
+        schemed = _SCHEME.match(token) is not None
+        if not token or (not schemed and _looks_like_prose(token)):
             continue
         try:
             key = normalize_url(token)
         except InvalidUrl as error:
             reason = str(error)
-            if "://" not in token:
+            if not schemed:
                 reason = _("Add https:// in front: only web addresses can be imported.")
             invalid.append(InvalidEntry(token[:200], reason))
             continue

@@ -40,6 +40,8 @@ def test_separators_wrappers_and_punctuation(raw, valid):
     [
         ("ftp://files.example/a", ["ftp://files.example/a"]),  # http/https only
         ("javascript:alert(1)//x.y", ["javascript:alert(1)//x.y"]),
+        ("javascript:alert(1)", ["javascript:alert(1)"]),  # a scheme: an entry, not prose
+        ("mailto:desk@news.example", ["mailto:desk@news.example"]),
         ("news.example/a", ["news.example/a"]),  # no scheme
         ("http:///path.html", ["http:///path.html"]),  # no host
         ("https://bad_host-.example/", ["https://bad_host-.example/"]),
@@ -55,6 +57,18 @@ def test_invalid_entries_are_listed_with_a_reason(raw, invalid):
 def test_a_missing_scheme_says_what_to_add():
     (entry,) = parse_urls("news.example/a").invalid
     assert "https://" in entry.reason
+
+
+def test_another_scheme_is_not_told_to_add_one():
+    for raw in ("mailto:desk@news.example", "javascript:alert(1)"):
+        (entry,) = parse_urls(raw).invalid
+        assert entry.reason == "The URL must start with http:// or https://."
+
+
+def test_a_label_before_a_link_stays_prose():
+    parsed = parse_urls(f"Update: {A}\nRead: {B}")
+    assert parsed.valid == (A, B)
+    assert parsed.invalid == ()
 
 
 @pytest.mark.parametrize(
