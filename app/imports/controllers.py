@@ -29,6 +29,7 @@ from app.imports import queries, services
 from app.imports.labels import TEMPLATE_HELPERS
 from app.imports.parsing import ParsedUrls, parse_urls
 from app.imports.types import (
+    FETCH_AGAIN,
     IMPORTS_TOPIC,
     ImportJobNotFound,
     ImportRefused,
@@ -232,7 +233,12 @@ def _import_prefill(text: str) -> str:
 async def _save_context(workspace_id: int, job_id: int) -> dict[str, Any]:
     job = await queries.job(workspace_id, job_id)
     items = await queries.items(workspace_id, job_id, 1, per_page=1)
-    return {"job": job, "item": items.items[0] if items.items else None, **TEMPLATE_HELPERS}
+    return {
+        "job": job,
+        "item": items.items[0] if items.items else None,
+        "again": job is not None and job.source == FETCH_AGAIN,  # the reader's "Fetch again"
+        **TEMPLATE_HELPERS,
+    }
 
 
 class SaveController(Controller):

@@ -76,6 +76,7 @@ async def test_fetch_again_replaces_a_consent_wall_with_the_article_keeping_its_
     assert len(site.hits_of(WALLED)) == 2  # fetched again: no dedup before this fetch
     status = await client.get(f"/save/{job_id}")
     assert "Fetched again" in status.text
+    assert "<h1>Fetch again</h1>" in status.text  # not "Save a link": nothing new was saved
     assert f"window.location.assign('/articles/{article_id}')" in status.text
     reader = await client.get(f"/articles/{article_id}")
     assert "/save/again/" not in reader.text  # no wall, nothing to fetch again
