@@ -29,7 +29,7 @@ stops the workers, so a run never inherits the previous run's analyses.
 Besides wall-clock time it prints CPU seconds per URL (the workers' own and
 their page readers', from /proc, against the bare loop's thread): on a shared, loaded machine
 the wall-clock ratio moves with the neighbours, the CPU cost does not. A line per run splits
-the CPU by part - worker, readers, PostgreSQL, Redis and the site (this process) - and the
+the CPU by part - worker, readers, PostgreSQL, Redis and the site (its own process) - and the
 machine's busy CPU says what everything else took.
 """
 
@@ -39,6 +39,7 @@ import asyncio
 import json
 import logging
 import math
+import multiprocessing
 import os
 import random
 import signal
@@ -47,6 +48,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -59,7 +61,8 @@ from app.core.config import Settings
 from app.imports import services as imports
 from bench._setup import bench_settings, start_services, stop_services
 from tests.egress.servers import Reply
-from tests.fakes.site import HTML, SiteThread
+from tests.fakes.site import HTML, FakeSite
+from tests.workers.processes import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
@@ -189,7 +192,7 @@ async def bare_fetch(port: int, path: str) -> bytes:
 
 
 async def bare_loop(port: int, paths: list[str]) -> tuple[float, float]:
-    """Seconds, and CPU seconds of this thread (the site serves from its own thread)."""
+    """Seconds, and CPU seconds of this thread (the site serves from its own process)."""
     started, cpu = time.perf_counter(), time.thread_time()
     for path in paths:
         html = (await bare_fetch(port, path)).decode("utf-8")
@@ -201,7 +204,7 @@ def cpu_by_part(workers: list[int], services: Services) -> dict[str, float]:
     """User + system CPU seconds so far of the parts of an import (Linux /proc): the worker
     processes, their page readers (live children, app.articles.reading), the run's
     PostgreSQL and Redis (their own processes: others on a shared machine are not counted)
-    and this process (the site serves from it)."""
+    and the site's process."""
     parts = dict.fromkeys(PARTS, 0.0)
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
@@ -215,7 +218,7 @@ def cpu_by_part(workers: list[int], services: Services) -> dict[str, float]:
             else "readers" if parent in workers
             else "PostgreSQL" if services.postmaster in (pid, parent)
             else "Redis" if pid == services.redis
-            else "site" if pid == os.getpid()
+            else "site" if pid == services.site
             else None
         )  # fmt: skip
         if part is not None:
@@ -230,11 +233,12 @@ class Services:
 
     postmaster: int
     redis: int
+    site: int
 
     @classmethod
-    async def of(cls, redis: Redis) -> Services:
+    async def of(cls, redis: Redis, site: int) -> Services:
         backend = await db.fetchval("SELECT pg_backend_pid()")
-        return cls(_parent(backend), int((await redis.info("server"))["process_id"]))
+        return cls(_parent(backend), int((await redis.info("server"))["process_id"]), site)
 
 
 def _parent(pid: int) -> int:
@@ -283,18 +287,18 @@ def start_worker(settings: Settings, site_allow: str) -> subprocess.Popen[bytes]
 
 
 async def run_import(
-    settings: Settings, redis: Redis, urls: list[str], workers: int, allow: str
+    settings: Settings, redis: Redis, urls: list[str], workers: int, site: ServedSite
 ) -> Run:
     """Seconds from create_job to done, and the workers' CPU seconds meanwhile."""
     user_id = await accounts.create_user(f"w{workers}@bench.example", "Bench", "bench password 1")
     workspace_id = await accounts.create_workspace(f"bench {workers}", user_id)
     await redis.delete(settings.redis_key("worker-health"))
-    processes = [start_worker(settings, allow) for _ in range(workers)]
+    processes = [start_worker(settings, site.allow) for _ in range(workers)]
     try:
         await workers_ready(redis, settings)
         await asyncio.sleep(2.0)  # every worker connects before the clock starts
         pids = [p.pid for p in processes]
-        services = await Services.of(redis)
+        services = await Services.of(redis, site.pid)
         cpu = cpu_by_part(pids, services)
         busy = machine_busy_seconds()
         started = time.perf_counter()
@@ -352,26 +356,58 @@ class Run:
         return self.parts["worker"] + self.parts["readers"]
 
 
+@dataclass(frozen=True)
+class ServedSite:
+    base: str
+    allow: str
+    port: int
+    pid: int
+
+
+def serve(site: FakeSite) -> tuple[ServedSite, multiprocessing.Process]:
+    """`site` with its pages, served from a process of its own (forked with them). Served
+    from a thread of this process, it shared the interpreter's lock with the bare loop:
+    the loop ran ~4 % slower (alternated runs, quiet machine), which flattered the ratio."""
+    ready = multiprocessing.get_context("fork").Event()
+    process = multiprocessing.get_context("fork").Process(
+        target=_serve, args=(site, ready), daemon=True
+    )
+    process.start()
+    if not ready.wait(30):
+        raise RuntimeError("the loopback site did not start")
+    assert process.pid is not None
+    return ServedSite(site.base, site.allow(), site.port, process.pid), process
+
+
+def _serve(site: FakeSite, ready: Any) -> None:
+    async def forever() -> None:
+        await site.start()
+        ready.set()
+        await asyncio.Event().wait()
+
+    asyncio.run(forever())
+
+
 async def main() -> None:
     logging.basicConfig(level=logging.WARNING)
     settings = bench_settings(egress_host_budgets=[BUDGET])
     redis = await start_services(settings)
-    thread = SiteThread(0)
-    site = thread.start()
+    pages = FakeSite(port := free_port())
+    pages.port = port  # known before it listens (in its process): the pages link to it
+    template = pages.text("pages", "article.html")
+    paths = [f"/bench/{n}" for n in range(URLS)]
+    bodies = [page_body(template, n, long_articles=LONG_ARTICLES) for n in range(URLS)]
+    for path, body in zip(paths, bodies, strict=True):
+        pages.routes[path] = Reply(headers=[("Content-Type", HTML)], body=body)
+    megabytes = sum(len(b) for b in bodies) / 1e6
+    site, server = serve(pages)
     try:
-        template = site.text("pages", "article.html")
-        paths = [f"/bench/{n}" for n in range(URLS)]
-        bodies = [page_body(template, n, long_articles=LONG_ARTICLES) for n in range(URLS)]
-        for path, body in zip(paths, bodies, strict=True):
-            site.routes[path] = Reply(headers=[("Content-Type", HTML)], body=body)
-        megabytes = sum(len(b) for b in bodies) / 1e6
-
         bare, bare_cpu = await bare_loop(site.port, paths)
         results = {}
         for workers in WORKERS:
             await redis.flushdb()
             urls = [f"{site.base}{p}?run={workers}" for p in paths]
-            results[workers] = await run_import(settings, redis, urls, workers, site.allow())
+            results[workers] = await run_import(settings, redis, urls, workers, site)
 
         kind = "long articles filling the page" if LONG_ARTICLES else "news pages"
         print(f"pages                   {URLS:,} {kind} ({megabytes:.0f} MB, 50-150 KB each)")
@@ -394,7 +430,7 @@ async def main() -> None:
             shares = "  ".join(f"{part} {run.parts[part] / URLS * 1000:.1f}" for part in PARTS)
             print(f"  CPU ms/URL by part     {shares}")
     finally:
-        thread.stop()
+        server.terminate()
         await stop_services(redis)
 
 
