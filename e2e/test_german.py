@@ -270,6 +270,9 @@ async def test_load_older_is_a_thumb_sized_target_on_a_phone(german_phone: Page,
     sign_out = await page.get_by_role("button", name="Abmelden").bounding_box()
     assert sign_out
     assert sign_out["height"] >= 44
+    sources = await page.locator(".sources > summary").first.bounding_box()
+    assert sources
+    assert sources["height"] >= 24  # "1 Quelle · …" was 19 px; WCAG's minimum is 24
     older = page.get_by_role("link", name="Ältere laden")
     await older.scroll_into_view_if_needed()
     box = await older.bounding_box()

@@ -83,6 +83,21 @@ async def _every_page(workspace_id: int, query: str, sort: str) -> list[int]:
         cursor = page.next_cursor
 
 
+# Words, compounds, phrases, negation, or, a stop word: what each search test asks.
+SEARCHES = (
+    "Klima",
+    "Klimawandel",
+    '"Klimawandel trifft"',
+    "Bauern Sommer",
+    "zurich",
+    "flood",
+    '"flooded roads"',
+    "roads -bridges",
+    "bridges or Häuser",
+    "the",
+)
+
+
 async def test_a_search_finds_what_the_stored_vectors_hold(people):
     ws, _owner = await people.workspace()
     await save(ws, title="Klimawandel und Landwirtschaft", text=CLIMATE_CHANGE, language="de")
@@ -91,18 +106,7 @@ async def test_a_search_finds_what_the_stored_vectors_hold(people):
     await save(ws, title="Flooded roads", text=ENGLISH, language="en")
     await save(ws, title="Bridges closed", text=FLOODS, language="en")
 
-    for query in (
-        "Klima",
-        "Klimawandel",
-        '"Klimawandel trifft"',
-        "haus",
-        "zurich",
-        "flood",
-        '"flooded roads"',
-        "roads -bridges",
-        "bridges or Häuser",
-        "the",
-    ):
+    for query in (*SEARCHES, "haus"):
         assert set(await found(ws, query)) == await _unindexed(ws, query), query
 
 
@@ -230,20 +234,6 @@ async def _seeded_library(people) -> int:
     async with db.workspace_tx(ws) as tx:
         await tx.execute("UPDATE articles SET deleted_at = now() WHERE id = $1", trashed)
     return ws
-
-
-SEARCHES = (
-    "Klima",
-    "Klimawandel",
-    '"Klimawandel trifft"',
-    "Bauern Sommer",
-    "zurich",
-    "flood",
-    '"flooded roads"',
-    "roads -bridges",
-    "bridges or Häuser",
-    "the",
-)
 
 
 @pytest.mark.parametrize("sort", ["relevance", "newest", "oldest", "saved"])
