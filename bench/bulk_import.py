@@ -392,8 +392,7 @@ async def main() -> None:
     logging.basicConfig(level=logging.WARNING)
     settings = bench_settings(egress_host_budgets=[BUDGET])
     redis = await start_services(settings)
-    pages = FakeSite(port := free_port())
-    pages.port = port  # known before it listens (in its process): the pages link to it
+    pages = FakeSite(free_port())  # its address known before it listens: the pages link to it
     template = pages.text("pages", "article.html")
     paths = [f"/bench/{n}" for n in range(URLS)]
     bodies = [page_body(template, n, long_articles=LONG_ARTICLES) for n in range(URLS)]

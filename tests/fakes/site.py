@@ -62,7 +62,7 @@ class FakeSite(Server):
         super().__init__(self._handle)
         self.hits: list[Hit] = []
         self.routes: dict[str, Route | Reply] = self._default_routes()
-        self._listen_port = port  # 0: any free port
+        self.port = port  # chosen up front, or 0: any free port, known once it listens
 
     @property
     def base(self) -> str:
@@ -76,7 +76,7 @@ class FakeSite(Server):
         return [h for h in self.hits if h.path == path]
 
     async def start(self) -> None:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", self._listen_port)
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", self.port)
         self.port = self._server.sockets[0].getsockname()[1]
 
     # Bodies ------------------------------------------------------------------
