@@ -95,26 +95,27 @@ async def test_paste_five_urls_and_watch_them_live_in_two_browsers(
     await expect(first_link).to_contain_text("River towns vote")
 
 
+async def _quick_add_as_an_editor(page: Page, people, text: str) -> None:
+    """A new editor pastes `text` into the library's quick-add box and saves."""
+    editor = await people.member("editor")
+    await sign_in_page(page, editor.email, PASSWORD)
+    await page.goto("/articles")
+    await page.fill("#quick-add textarea", text)
+    await page.click("#quick-add button[type=submit]")
+
+
 async def test_quick_add_follows_the_job_and_opens_the_reader(
     page: Page, people, fake_site: FakeSite
 ):
     fake_site.routes["/e2e-quick/one"] = fake_site.page("article.html")
-    editor = await people.member("editor")
-    await sign_in_page(page, editor.email, PASSWORD)
-    await page.goto("/articles")
-    await page.fill("#quick-add textarea", fake_site.base + "/e2e-quick/one")
-    await page.click("#quick-add button[type=submit]")
+    await _quick_add_as_an_editor(page, people, fake_site.base + "/e2e-quick/one")
     await page.wait_for_url(READER, timeout=20_000)
     await expect(page.locator("h1")).to_contain_text("River towns vote")
 
 
 async def test_quick_add_with_several_lines_offers_the_import(page: Page, people):
-    editor = await people.member("editor")
-    await sign_in_page(page, editor.email, PASSWORD)
-    await page.goto("/articles")
     lines = "\n".join(f"https://news.example/{n}" for n in range(4))
-    await page.fill("#quick-add textarea", lines)
-    await page.click("#quick-add button[type=submit]")
+    await _quick_add_as_an_editor(page, people, lines)
     offer = page.locator("#save-status .save-offer")
     await expect(offer).to_contain_text("4 URLs found")
     # A link styled as the primary button (a.button), not a bare link running on after the text.
@@ -180,11 +181,7 @@ async def test_fetch_again_turns_a_consent_wall_into_the_article(
     """Saved behind a consent wall; the site lets the article through later: "Fetch again" in
     the reader follows the fetch and opens the same article with the page's text."""
     fake_site.routes["/e2e-walled"] = fake_site.page("consent_onetrust_en.html")
-    editor = await people.member("editor")
-    await sign_in_page(page, editor.email, PASSWORD)
-    await page.goto("/articles")
-    await page.fill("#quick-add textarea", fake_site.base + "/e2e-walled")
-    await page.click("#quick-add button[type=submit]")
+    await _quick_add_as_an_editor(page, people, fake_site.base + "/e2e-walled")
     status = page.locator("#save-status")
     await expect(status).to_have_attribute("data-state", "consent-wall", timeout=20_000)
     await status.get_by_role("link").click()
