@@ -180,6 +180,34 @@ async def test_the_keyboard_walks_posts_and_columns(page: Page, people):
     await expect(page.locator("#add-column")).to_be_focused()
 
 
+async def test_enter_operates_the_focused_control_and_escape_closes_a_column_menu(
+    page: Page, people
+):
+    # Enter was the wall's "open the original" key wherever the focus was, and it swallowed
+    # Enter on "+ Column", a column's menu, "Load older" and every link: a keyboard user could
+    # open none of them (Space works on buttons only, never on a link).
+    person = await people.member("editor")
+    column = await keyword_column(person.workspace_id)
+    await add_item(person.workspace_id, column, 1)
+    await _wall(page, person.email)
+    await page.locator("#add-column").focus()
+    await page.keyboard.press("Enter")
+    await expect(page.locator("#editor input[name=title]")).to_be_focused()
+    await page.keyboard.press("Escape")
+    await expect(page.locator("#editor")).to_be_hidden()
+
+    menu = page.locator(f"#col-{column}-head .column-menu")
+    await menu.locator("summary").focus()
+    await page.keyboard.press("Enter")
+    await expect(menu).to_have_attribute("open", "")
+    await page.keyboard.press("Tab")
+    await expect(menu.get_by_text("Edit")).to_be_focused()
+    # Escape closes the menu and leaves the focus where it opened.
+    await page.keyboard.press("Escape")
+    await expect(menu).not_to_have_attribute("open", "")
+    await expect(menu.locator("summary")).to_be_focused()
+
+
 async def test_save_to_library_shows_its_state_on_the_item(page: Page, people):
     person = await people.member("editor")
     column = await keyword_column(person.workspace_id)

@@ -56,6 +56,9 @@ function onKey(event) {
   const key = event.key;
   const column = columns()[current.column];
   const item = currentItem();
+  // Enter opens a post's original only on the post itself: elsewhere it is the focused
+  // link's, button's or menu's own (swallowing it left "+ Column" and every link shut).
+  if (key === "Enter" && !item) return;
   const act = {
     j: () => focusItem(1),
     k: () => focusItem(-1),
@@ -282,6 +285,14 @@ function focusEditor() {
   field?.focus();
 }
 
+// Escape closes an open column menu, back to its "⋯" (live patches keep menus open).
+function closeMenu(event) {
+  const menu = event.key === "Escape" && event.target.closest?.(".column-menu[open]");
+  if (!menu) return;
+  menu.removeAttribute("open");
+  menu.querySelector("summary")?.focus();
+}
+
 function closeEditor(event) {
   const editor = document.getElementById("editor");
   if (event.key !== "Escape" || !editor || editor.hidden) return;
@@ -324,6 +335,7 @@ function attach() {
 
 document.addEventListener("keydown", onKey);
 document.addEventListener("keydown", closeEditor);
+document.addEventListener("keydown", closeMenu);
 document.addEventListener("focusin", syncFromFocus);
 document.addEventListener("dragstart", onDragStart);
 document.addEventListener("dragover", onDragOver);
