@@ -1,0 +1,101 @@
+"""The product on a 390 px phone: forms a desk lays out as a row stack on a phone.
+
+Found walking every page at 390 px in Chromium: side by side, a row form's fields kept their
+desk width (12rem, ~2/3 of the card) and cut what was typed; buttons were 40 px targets.
+"""
+
+from playwright.async_api import Browser, Page
+
+from app.accounts import services as accounts
+from app.topics import services as topics
+from app.topics.types import TopicForm
+from e2e.conftest import PHONE, PageWatch, Server, _watched_context, sign_in_page
+from tests.factories import PASSWORD
+
+DESK = {"viewport": {"width": 1280, "height": 900}}
+LONG_TOPIC = "Klimaanpassung in den Kommunen"  # wider than 12rem, narrower than a phone
+
+# Each visible row form of the page: its width, its fields' widths, its buttons' heights,
+# and whether its last control sits beside its first one (a row) or under it (a stack).
+ROW_FORMS = """() => {
+  const shown = (e) => e.offsetParent !== null;
+  return [...document.querySelectorAll('.main form.stack-inline')].filter(shown).map((form) => {
+    const fields = [...form.querySelectorAll(
+      'input:not([type=hidden]):not([type=checkbox]):not([type=radio]), select')].filter(shown);
+    const controls = [...form.querySelectorAll('input:not([type=hidden]), select, button')].filter(shown);
+    const first = controls[0].getBoundingClientRect(), last = controls.at(-1).getBoundingClientRect();
+    return {
+      action: form.getAttribute('action'),
+      width: form.clientWidth,
+      fields: fields.map((e) => e.getBoundingClientRect().width),
+      buttons: [...form.querySelectorAll('button')].filter(shown).map((e) => e.getBoundingClientRect().height),
+      row: last.left >= first.right && last.top < first.bottom,
+    };
+  });
+}"""
+# Every button of every form in the page's content (a list's Revoke, Change, Remove too).
+FORM_BUTTONS = """() => [...document.querySelectorAll('.main form button:not(.link)')]
+  .filter((e) => e.offsetParent !== null)
+  .map((e) => [e.textContent.trim(), e.getBoundingClientRect().height])"""
+
+# The pages with row forms, and how many each shows once its <details> are open.
+PAGES = {
+    "/topics": 1,
+    "/topics/{topic}": 1,
+    "/settings/tokens": 1,
+    "/settings/members": 1,
+    "/settings/platforms": 9,  # connect Bluesky, Mastodon; four keys; three budgets
+}
+
+
+async def _newsroom(people):  # type: ignore[no-untyped-def]
+    """An owner with a long-named topic, a token and an open invitation."""
+    person = await people.member("owner")
+    ws, user = person.workspace_id, person.user_id
+    topic = await topics.create_topic(ws, TopicForm(LONG_TOPIC), actor_user_id=user)
+    await accounts.issue_api_token(ws, user, "Redaktionsskript")
+    await accounts.invite(ws, "editor", email="neu@example.org", actor_user_id=user)
+    return person, topic
+
+
+async def _row_forms(page: Page, path: str, count: int) -> list[dict]:  # type: ignore[type-arg]
+    await page.goto(path)
+    await page.evaluate("document.querySelectorAll('details').forEach((d) => { d.open = true; })")
+    forms = await page.evaluate(ROW_FORMS)
+    assert len(forms) == count, (path, forms)
+    return forms  # type: ignore[no-any-return]
+
+
+async def test_row_forms_stack_full_width_on_a_phone_with_44px_buttons(
+    browser: Browser, server: Server, services: None, people, watch: PageWatch
+):
+    person, topic = await _newsroom(people)
+    ctx = await _watched_context(browser, server.url, watch, **PHONE)
+    page = await ctx.new_page()
+    await sign_in_page(page, person.email, PASSWORD)
+    for path, count in PAGES.items():
+        for form in await _row_forms(page, path.format(topic=topic), count):
+            assert not form["row"], (path, form)
+            assert all(abs(w - form["width"]) <= 1 for w in form["fields"]), (path, form)
+            assert all(h >= 44 for h in form["buttons"]), (path, form)
+        small = [b for b in await page.evaluate(FORM_BUTTONS) if b[1] < 44]
+        assert small == [], (path, small)
+    # The long name, as the topic's edit form shows it, is whole in its field.
+    await page.goto(f"/topics/{topic}")
+    name = page.locator("#edit-topic input[name=name]")
+    assert await name.evaluate("e => e.scrollWidth <= e.clientWidth"), LONG_TOPIC
+    await ctx.close()
+
+
+async def test_row_forms_stay_a_row_on_a_desk(
+    browser: Browser, server: Server, services: None, people, watch: PageWatch
+):
+    person, topic = await _newsroom(people)
+    ctx = await _watched_context(browser, server.url, watch, **DESK)
+    page = await ctx.new_page()
+    await sign_in_page(page, person.email, PASSWORD)
+    for path, count in PAGES.items():
+        for form in await _row_forms(page, path.format(topic=topic), count):
+            assert form["row"], (path, form)
+            assert all(w < form["width"] - 1 for w in form["fields"]), (path, form)
+    await ctx.close()
