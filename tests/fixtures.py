@@ -114,6 +114,11 @@ async def database(settings: Settings) -> AsyncIterator[None]:
     await db.disconnect()
 
 
+def owner_connection() -> asyncpg.Connection:
+    """The tables' owner's connection (a superuser's in the tests' cluster)."""
+    return _owner[0]
+
+
 async def as_owner(sql: str, *args: object) -> str:
     """Run `sql` as the tables' owner (TRUNCATE, DDL, catalog checks)."""
     return str(await _owner[0].execute(sql, *args))

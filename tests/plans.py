@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from asyncpg.connection import LoggedQuery
 
 from app.core import db
+from tests.fixtures import owner_connection
+
+_TRANSACTION_CONTROL = re.compile(r"\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)\b", re.I)
 
 # Where a plan node evaluates an expression once per row it looks at.
 _PER_ROW = ("Filter", "Join Filter", "Recheck Cond")
@@ -27,21 +31,26 @@ async def plan_of(
     `analyze` runs the statement again, and the plan says what it read. `generic` takes the
     plan a prepared statement gets once PostgreSQL stops planning it for each call's values
     (asyncpg prepares every statement): made without them."""
-    sent: list[LoggedQuery] = []
     async with db.workspace_tx(workspace_id) as tx:
-        tx.connection.add_query_logger(sent.append)
-        try:
-            await call()
-            await asyncio.sleep(0)  # asyncpg hands each query to its loggers on the next turn
-        finally:
-            tx.connection.remove_query_logger(sent.append)
-        [query] = [q for q in sent if marker in q.query]
+        [query] = [q for q in await _sent(tx, call) if marker in q.query]
         explain = "EXPLAIN (ANALYZE, FORMAT JSON) " if analyze else "EXPLAIN (FORMAT JSON) "
         if generic:
             plan = await _generic_plan(tx.connection, explain, query)
         else:
             plan = await tx.fetchval(explain + query.query, *query.args)
     return json.loads(plan)[0]["Plan"]
+
+
+async def _sent(tx: db.Tx, call: Callable[[], Awaitable[object]]) -> list[LoggedQuery]:
+    """The statements `call` sends on the transaction's connection."""
+    sent: list[LoggedQuery] = []
+    tx.connection.add_query_logger(sent.append)
+    try:
+        await call()
+        await asyncio.sleep(0)  # asyncpg hands each query to its loggers on the next turn
+    finally:
+        tx.connection.remove_query_logger(sent.append)
+    return sent
 
 
 async def _generic_plan(connection: Any, explain: str, query: LoggedQuery) -> Any:
@@ -106,6 +115,32 @@ async def rows_read_by_index(
                 await tx.execute(f"SET LOCAL enable_{plan_kind} = off")
         plan = await plan_of(workspace_id, call, marker, analyze=True, generic=generic)
     return rows_read(plan, table)
+
+
+async def function_calls(
+    workspace_id: int, call: Callable[[], Awaitable[object]], name: str
+) -> int:
+    """How often the statements `call` sends call the SQL function `name`, directly or from
+    inside other functions: they are sent again, in order and bound to the workspace, on the
+    owner's connection with PostgreSQL's function statistics on (a superuser's setting)."""
+    async with db.workspace_tx(workspace_id) as tx:
+        sent = await _sent(tx, call)
+    statements = [q for q in sent if not _TRANSACTION_CONTROL.match(q.query)]
+    owner = owner_connection()
+    replay = owner.transaction()
+    await replay.start()
+    try:  # rolled back: nothing the statements wrote stays
+        await owner.execute("SET LOCAL track_functions = 'all'")
+        await owner.execute("SELECT set_config('app.workspace_id', $1, true)", str(workspace_id))
+        for query in statements:
+            await owner.execute(query.query, *query.args)
+        calls = await owner.fetchval(
+            "SELECT coalesce(sum(calls), 0) FROM pg_stat_xact_user_functions WHERE funcname = $1",
+            name,
+        )
+    finally:
+        await replay.rollback()
+    return int(calls)
 
 
 async def rows_written(

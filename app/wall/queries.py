@@ -62,38 +62,6 @@ async def saved_post(workspace_id: int, job_id: int) -> SavedPost | None:
 _OWN_MATCH = """to_tsvector(newsdesk_search_config(i.lang), i.plain_text)
     @@ (SELECT queries[array_position(configs, newsdesk_search_config(i.lang))] FROM parsed)"""
 
-# The page, walked: the posts newest first, each matched, until the page is full.
-_WALKED = f"""
-WITH parsed AS MATERIALIZED (SELECT configs, queries FROM newsdesk_search_parses($2)),
-page AS (
-  SELECT i.* FROM (
-    SELECT * FROM feed_items i
-    WHERE i.workspace_id = $1 AND (i.created_at_remote, i.dedup_key) < ($3, $4)
-    ORDER BY i.created_at_remote DESC, i.dedup_key DESC
-    OFFSET 0  -- the match stays out here: planned as a walk for the page's few rows
-  ) AS i
-  WHERE {_OWN_MATCH}
-  LIMIT {PAGE_SIZE + 1}  -- written out: a generic plan knows how few rows it takes
-)"""
-
-# The page, looked up: the matching posts' ids from the word index (m0025: through the
-# function, which reads it under row security), made once (an init plan), then those posts
-# by primary key - under `feed_items`' policy as ever - in date order.
-_LOOKED_UP = f"""
-WITH page AS (
-  SELECT i.* FROM feed_items i
-  WHERE i.id = ANY(ARRAY(SELECT newsdesk_feed_item_matches($2)))
-    AND i.workspace_id = $1 AND (i.created_at_remote, i.dedup_key) < ($3, $4)
-  ORDER BY i.created_at_remote DESC, i.dedup_key DESC
-  LIMIT {PAGE_SIZE + 1}
-)"""
-
-_PAGE_ROWS = f"""
-SELECT {streams.ITEM_FIELDS}
-FROM page i LEFT JOIN stream_sources s ON s.id = i.source_id
-ORDER BY i.created_at_remote DESC, i.dedup_key DESC
-"""
-
 # Above this many matching posts the search walks (a page of a word in one post of N reads
 # ~41 N posts, ~135 us each); below, it looks up the matches (~36 us each) and sorts them by
 # date. Measured on 300,000 posts: docs/decisions/wall.md, "Search".
@@ -104,6 +72,52 @@ WALK_ABOVE = 4000
 # overshoots (2-10x here: every language's form of the word is counted); one that falls
 # short only costs the count.
 EXPECTED_OVER_COUNTED = 5
+
+# One statement decides and reads the page, so the word index's matches are made once - for
+# the count and, when there are few, for the page: each call of the index's functions parses
+# the query in every language again (~1-2 ms a call, docs/decisions/wall.md "Search").
+# $5 = WALK_ABOVE, $6 = the estimate above which the word walks uncounted.
+_SEARCH = f"""
+WITH matches AS MATERIALIZED (
+  -- called per row (a select list's function), so the LIMIT stops it; read only if needed
+  SELECT newsdesk_feed_item_matches($2) AS id LIMIT $5 + 1
+),
+walk AS MATERIALIZED (  -- the estimate first: a CASE's ELSE runs only when it does not decide
+  SELECT CASE WHEN newsdesk_feed_item_matches_expected($2) > $6 THEN true
+              ELSE (SELECT count(*) FROM matches) > $5 END AS chosen
+),
+parsed AS MATERIALIZED (SELECT configs, queries FROM newsdesk_search_parses($2)),
+-- The page, walked: the posts newest first, each matched, until the page is full.
+walked AS (
+  SELECT i.* FROM (
+    SELECT * FROM feed_items i
+    WHERE i.workspace_id = $1 AND (i.created_at_remote, i.dedup_key) < ($3, $4)
+    ORDER BY i.created_at_remote DESC, i.dedup_key DESC
+    OFFSET 0  -- the match stays out here: planned as a walk for the page's few rows
+  ) AS i
+  WHERE {_OWN_MATCH}
+  LIMIT {PAGE_SIZE + 1}  -- written out: a generic plan knows how few rows it takes
+),
+-- The page, looked up: the matches (m0025: through the function, which reads the word index
+-- under row security) as one array made once (an init plan), then those posts by primary
+-- key - under `feed_items`' policy as ever - in date order.
+looked_up AS (
+  SELECT i.* FROM feed_items i
+  WHERE i.id = ANY(ARRAY(SELECT id FROM matches))
+    AND i.workspace_id = $1 AND (i.created_at_remote, i.dedup_key) < ($3, $4)
+  ORDER BY i.created_at_remote DESC, i.dedup_key DESC
+  LIMIT {PAGE_SIZE + 1}
+),
+-- Each branch under a one-time filter: the one not chosen is never started.
+page AS (
+  SELECT * FROM walked WHERE (SELECT chosen FROM walk)
+  UNION ALL
+  SELECT * FROM looked_up WHERE NOT (SELECT chosen FROM walk)
+)
+SELECT {streams.ITEM_FIELDS}
+FROM page i LEFT JOIN stream_sources s ON s.id = i.source_id
+ORDER BY i.created_at_remote DESC, i.dedup_key DESC
+"""
 
 
 async def search(workspace_id: int, q: str, cursor: str | None) -> ItemPage:
@@ -118,23 +132,7 @@ async def search(workspace_id: int, q: str, cursor: str | None) -> ItemPage:
     """
     at, key = streams.page_start(cursor)
     async with db.workspace_tx(workspace_id) as tx:
-        walked = await _walk_is_shorter(tx, q)
-        page = _WALKED if walked else _LOOKED_UP
-        rows = await tx.fetch(page + _PAGE_ROWS, workspace_id, q, at, key)
-    return streams.item_page(rows, PAGE_SIZE)
-
-
-async def _walk_is_shorter(tx: db.Tx, q: str) -> bool:
-    """Whether more than WALK_ABOVE of the bound workspace's posts match: expected so by the
-    statistics, or counted in the word index up to there (the function is called per row,
-    so the LIMIT stops it; the count runs only when the estimate does not decide)."""
-    return bool(
-        await tx.fetchval(
-            """SELECT newsdesk_feed_item_matches_expected($1) > $3 OR (
-                 SELECT count(*) > $2 FROM (
-                   SELECT newsdesk_feed_item_matches($1) LIMIT $2 + 1) AS c)""",
-            q,
-            WALK_ABOVE,
-            WALK_ABOVE * EXPECTED_OVER_COUNTED,
+        rows = await tx.fetch(
+            _SEARCH, workspace_id, q, at, key, WALK_ABOVE, WALK_ABOVE * EXPECTED_OVER_COUNTED
         )
-    )
+    return streams.item_page(rows, PAGE_SIZE)

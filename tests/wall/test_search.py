@@ -11,7 +11,7 @@ from app.core import db
 from app.wall import queries
 from app.wall.types import PAGE_SIZE
 from tests.fixtures import as_owner
-from tests.plans import rows_read_by_index
+from tests.plans import function_calls, rows_read_by_index
 
 
 async def store(ws: int, texts: list[tuple[str, str]], *, repeat: int = 1, key: str = "p") -> None:
@@ -165,6 +165,18 @@ async def test_a_rare_word_is_looked_up_in_the_word_index_not_walked(busy_wall):
         allow=("sort",),
     )
     assert read == 1  # the match, by its key: not the 401 posts
+
+
+async def test_a_looked_up_search_parses_the_query_once_per_index_call(busy_wall):
+    """Each parse reads the query in all 29 languages (~1-2 ms): the estimate, the count and
+    the page each asked the word index again, five parses in all."""
+    await store(busy_wall, [("A heron over the flooded valley", "en")], key="heron")
+
+    parses = await function_calls(
+        busy_wall, lambda: queries.search(busy_wall, "heron", None), "newsdesk_search_parses"
+    )
+
+    assert parses == 3  # the estimate's, and the matches' (as any language, and its own)
 
 
 async def test_pages_are_the_same_looked_up_and_walked(people, monkeypatch):
