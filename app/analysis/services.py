@@ -32,11 +32,10 @@ from app.live.notices import publish_after_commit
 
 log = logging.getLogger(__name__)
 
-# Stored English (translated when shown): why an article was not analysed.
-CONSENT_WALL_REASON = N_(
-    "Not analysed: the page showed a cookie consent wall, not the article. "
-    "Fetch again to read the article; it is analysed then."
-)
+# Stored English (translated when shown): why an article was not analysed. What to do about
+# it is the reader's to say, to those who may (viewers cannot fetch again; the API's caller
+# reads the status and the warning).
+CONSENT_WALL_REASON = N_("Not analysed: the page showed a cookie consent wall, not the article.")
 
 ANALYSE_TASK = "analyse_article"  # workers.tasks.analyse_article(ctx, workspace_id, article_id)
 RECONCILE_BATCH = 500

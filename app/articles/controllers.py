@@ -37,6 +37,7 @@ from app.articles.types import (
     LibraryPage,
     Sort,
     Source,
+    Warning,
     article_topic,
 )
 from app.core.db import is_id
@@ -255,6 +256,7 @@ class LibraryController(Controller):
             original_url=http_url(article.url) or "",
             analysis=await analysis_queries.for_article(workspace_id, article_id),
             can_manage=viewer.can(Permission.ARTICLES_IMPORT),
+            can_fetch_again=_can_fetch_again(viewer, article),
             **TEMPLATE_HELPERS,
         )
 
@@ -265,7 +267,19 @@ class LibraryController(Controller):
 
         async def render(_changed: set[str]) -> list[str]:
             analysis = await analysis_queries.for_article(workspace_id, article_id)
-            return [render_block(READER, "analysis", request, viewer=viewer, analysis=analysis)]
+            # As it is now: fetched again, the wall is gone; trashed, it is not fetched again.
+            article = await queries.article(workspace_id, article_id)
+            may = article is not None and _can_fetch_again(viewer, article)
+            return [
+                render_block(
+                    READER,
+                    "analysis",
+                    request,
+                    viewer=viewer,
+                    analysis=analysis,
+                    can_fetch_again=may,
+                )
+            ]
 
         return follow(request, {article_topic(article_id)}, render)
 
@@ -323,6 +337,16 @@ async def _named_article(workspace_id: int, value: str, *, trashed: bool) -> Art
     if article is None or (article.deleted_at is not None) != trashed:
         return None
     return article
+
+
+def _can_fetch_again(viewer: Viewer, article: ArticleView) -> bool:
+    """Whether the reader offers this person "Fetch again" (and says so where the article
+    was not analysed): a consent-walled article in the library, for those who may save."""
+    return (
+        viewer.can(Permission.ARTICLES_IMPORT)
+        and article.deleted_at is None
+        and Warning.CONSENT_WALL in article.warnings
+    )
 
 
 async def _article_or_404(workspace_id: int, article_id: int) -> ArticleView:

@@ -11,6 +11,7 @@ from app.articles.types import Warning
 from app.core import db
 from tests.articles.test_pages import api_client, ids_in, save, signed_in
 from tests.factories import post_form, sign_in
+from tests.live_client import LiveStream
 from workers.settings import WorkerSettings
 
 
@@ -40,7 +41,7 @@ async def test_the_failed_filter_agrees_with_the_reader(client, people):
 
 
 async def test_a_consent_wall_reads_not_analysed_in_the_row_the_filter_the_reader_and_the_api(
-    client, people, settings
+    client, people, settings, web_app
 ):
     person = await signed_in(client, people)
     ws = person.workspace_id
@@ -60,7 +61,10 @@ async def test_a_consent_wall_reads_not_analysed_in_the_row_the_filter_the_reade
     assert '<option value="skipped"' in listed
     reader = (await client.get(f"/articles/{walled}")).text
     assert 'class="analysis-skipped">Not analysed: the page showed a cookie consent wall' in reader
+    assert "Fetch again to read the article; it is analysed then." in reader
     assert "Waiting for analysis" not in reader
+    async with LiveStream(web_app, client, f"/articles/{walled}/stream") as stream:
+        await stream.until("Fetch again to read the article; it is analysed then.")
 
     token = await accounts.issue_api_token(ws, person.user_id, "bot")
     body = (
@@ -69,6 +73,33 @@ async def test_a_consent_wall_reads_not_analysed_in_the_row_the_filter_the_reade
     assert body["analysis"]["status"] == "skipped"
     assert (body["analysis"]["summary"], body["analysis"]["keywords"]) == ("", [])
     assert "consent wall" in body["analysis"]["error"]
+    assert "Fetch again" not in body["analysis"]["error"]  # the API's caller may not, or may
+    assert body["warnings"] == ["probable_consent_wall"]  # ... and reads what to do here
+
+
+async def test_a_viewer_reads_why_a_walled_article_was_not_analysed_but_no_fetch_again(
+    client, people, settings, web_app
+):
+    """A viewer may not fetch again: the reason alone, in the row, the reader and its live
+    panel (the stored reason said "Fetch again to read the article" to everyone)."""
+    viewer = await signed_in(client, people, role="viewer")
+    walled = await save(
+        viewer.workspace_id, title="Before you continue", warnings=(Warning.CONSENT_WALL,)
+    )
+    assert await run_analysis(viewer.workspace_id, walled, settings) == Run.NOT_ANALYSED
+
+    listed = (await client.get("/articles")).text
+    row = listed[listed.index(f'id="article-{walled}"') :]
+    row = row[: row.index("</li>")]
+    reader = (await client.get(f"/articles/{walled}")).text
+    async with LiveStream(web_app, client, f"/articles/{walled}/stream") as stream:
+        panel = await stream.until("analysis-skipped")
+
+    assert "Not analysed: the page showed a consent wall, not the article." in row
+    for shown in (reader, panel):
+        assert "Not analysed: the page showed a cookie consent wall, not the article." in shown
+    for shown in (row, reader, panel):
+        assert "Fetch again" not in shown
 
 
 async def test_moving_to_the_trash_offers_undo(client, people):
