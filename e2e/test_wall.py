@@ -15,6 +15,7 @@ from app.accounts import services as accounts
 from app.core import db
 from app.demo.content import ARTICLE_ORIGIN
 from app.demo.world import RunningWorld
+from app.wall.types import PAGE_SIZE
 from e2e.conftest import PHONE, PageWatch, Server, _watched_context, sign_in_page
 from tests.factories import PASSWORD
 from tests.safe_content.hostile_corpus import CASES
@@ -68,6 +69,51 @@ async def test_items_arrive_live_and_wait_behind_a_pill_when_scrolled_down(page:
     await page.wait_for_function(
         "id => document.querySelector(`#col-${id} .column-body`).scrollTop < 5", arg=column
     )
+
+
+async def _reading(page: Page, column: int) -> dict:
+    """The column's rows as this browser shows them, and where its reader is."""
+    return await page.evaluate(
+        """id => { const body = document.querySelector(`#col-${id} .column-body`);
+        const rows = [...document.querySelectorAll(`#col-${id} .items > .item`)].map(e => e.id);
+        const top = [...document.querySelectorAll(`#col-${id} .items > .item`)]
+          .find(e => e.getBoundingClientRect().top >= body.getBoundingClientRect().top);
+        const at = top && Math.round(top.getBoundingClientRect().top - body.getBoundingClientRect().top);
+        return {rows, top: top && top.id, at} }""",
+        column,
+    )
+
+
+async def test_older_pages_a_reader_loaded_stay_when_the_wall_is_sent_whole(page: Page, people):
+    # "Load older" appended to the column's live list, and the whole wall the stream sends
+    # when columns change (another member adds or renames one) or it reconnects holds the
+    # first page only: the older rows went and the reader was thrown to the end of the list.
+    person = await people.member("editor")
+    ws = person.workspace_id
+    column = await keyword_column(ws, "Floods")
+    for n in range(PAGE_SIZE + 8):
+        await add_item(ws, column, n)
+    await _wall(page, person.email)
+    await page.locator(f"#col-{column} .load-more a").click()
+    rows = page.locator(f"#col-{column} .items > .item")
+    await expect(rows).to_have_count(PAGE_SIZE + 8)
+    await add_item(ws, column, 100, html="<p>A new post pushes one off the first page</p>")
+    await expect(rows).to_have_count(PAGE_SIZE + 9)
+    await page.locator(f"#col-{column} .column-body").evaluate("b => b.scrollTop = 1500")
+    before = await _reading(page, column)
+
+    await keyword_column(ws, "Another column")  # the columns changed: the wall goes out whole
+    await expect(page.locator(".wall .column")).to_have_count(2)
+    await page.wait_for_timeout(300)
+    after = await _reading(page, column)
+    assert after["rows"] == before["rows"]  # none lost, none twice, in order
+    assert (after["top"], after["at"]) == (before["top"], before["at"])  # the reader's place
+    await expect(page.locator(f"#col-{column} .load-more a:visible")).to_have_count(0)  # all shown
+    # The next post pushes the first page's last row to the top of the older rows.
+    await add_item(ws, column, 101, html="<p>One more</p>")
+    await expect(rows).to_have_count(PAGE_SIZE + 10)
+    await expect(page.locator(f"#col-{column}-items > .item")).to_have_count(PAGE_SIZE)
+    assert (await _reading(page, column))["rows"][2:] == before["rows"][1:]
 
 
 async def test_create_edit_reorder_and_remove_columns(page: Page, people, watch: PageWatch):

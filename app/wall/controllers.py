@@ -35,8 +35,8 @@ from app.wall.live import (
     WALL,
     WallView,
     closed_editor,
-    list_id,
     load_wall,
+    older_id,
     render_item,
     wall_context,
 )
@@ -113,7 +113,8 @@ class WallController(Controller):
 
     @get("/columns/{column_id:int}/older")
     async def older(self, request: Request, column_id: FromPath[int]) -> DatastarResponse:
-        """The next page of one column appended to it, with its own "Load older"."""
+        """The next page of one column, appended to this reader's older pages below the first
+        page (which the stream's whole state leaves alone), with their own "Load older"."""
         viewer, workspace_id = member_of(request)
         c = await _column(workspace_id, column_id)
         cursor = request.query_params.get("cursor") or None
@@ -122,10 +123,14 @@ class WallController(Controller):
         context = wall_context(Wall((c,)), viewer)
         context["saves"] = await queries.saves(workspace_id, [i.id for i in older.items])
         rows = "".join(render_item(context, c, i) for i in older.items)
-        events = [SSE.patch_elements(render_block(WALL, "more", request, **context, c=c))]
+        more = render_block(
+            WALL, "older_more", request, **context, c=c, older_cursor=older.next_cursor
+        )
+        # Replaced, not morphed: Datastar leaves what is inside `data-ignore-morph` unmorphed.
+        events = [SSE.patch_elements(more, mode=ElementPatchMode.REPLACE)]
         if rows:
             events.insert(
-                0, SSE.patch_elements(rows, f"#{list_id(column_id)}", ElementPatchMode.APPEND)
+                0, SSE.patch_elements(rows, f"#{older_id(column_id)}", ElementPatchMode.APPEND)
             )
         return DatastarResponse(events)
 

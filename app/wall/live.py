@@ -56,6 +56,11 @@ def list_id(column_id: int) -> str:
     return f"col-{column_id}-items"
 
 
+def older_id(column_id: int) -> str:
+    """The list of a column's older pages: each reader's own (wall/index.html)."""
+    return f"col-{column_id}-older-items"
+
+
 def head_id(column_id: int) -> str:
     return f"col-{column_id}-head"
 
@@ -115,7 +120,9 @@ def wall_context(wall: Wall, viewer: Any) -> dict[str, Any]:
         "can_save": viewer.can(Permission.ARTICLES_IMPORT),
         "row_id": row_id,
         "list_id": list_id,
+        "older_id": older_id,
         "head_id": head_id,
+        "page_size": PAGE_SIZE,
         **TEMPLATE_HELPERS,
     }
     context["item_row"] = row_renderer(context)

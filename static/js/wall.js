@@ -141,6 +141,45 @@ function watchScroll(column) {
   });
 }
 
+// Older pages -----------------------------------------------------------------------------------
+
+// A column's first page is the stream's; the older pages a reader loaded sit below it in a list
+// of their own, which the stream's whole state (a reconnect, columns added, moved or renamed)
+// leaves alone: that state holds the first page only. So the rows new posts push past the first
+// page go on at the top of the older rows, or the two lists would have a hole between them.
+const shownFirst = new Map(); // column id -> the first page's rows as last seen (id -> row)
+
+function keepOlder(column) {
+  const id = column.dataset.column;
+  const first = document.getElementById(`col-${id}-items`);
+  const older = document.getElementById(`col-${id}-older-items`);
+  if (!first || !older) return;
+  const rows = [...first.children];
+  const before = shownFirst.get(id) || new Map();
+  shownFirst.set(id, new Map(rows.map((row) => [row.id, row])));
+  if (!older.children.length) return;
+  const kept = [...before.keys()].filter((rowId) => first.querySelector(`:scope > #${CSS.escape(rowId)}`));
+  if (!kept.length) {
+    // Nothing the reader saw is on the first page any more (away through a page of posts): the
+    // posts between it and the older rows are not here, so the older rows go and "Load older"
+    // goes on from the first page.
+    older.replaceChildren();
+    document.getElementById(`col-${id}-older-more`)?.replaceChildren();
+    return;
+  }
+  const order = [...before.keys()];
+  const fell = order.slice(order.indexOf(kept.at(-1)) + 1)
+    .filter((rowId) => !document.getElementById(rowId))
+    .map((rowId) => before.get(rowId));
+  const past = rows.slice(Number(first.dataset.page) || rows.length);
+  older.prepend(...past, ...fell);
+  // One row per post (a page that was loading while rows moved): the first page's is the live one.
+  for (const row of [...older.children]) {
+    if (first.querySelector(`:scope > #${CSS.escape(row.id)}`)) row.remove();
+  }
+  shownFirst.set(id, new Map([...first.children].map((row) => [row.id, row])));
+}
+
 // Relative times ("5 min"), the exact time stays in the title ------------------------------
 
 const format = new Intl.RelativeTimeFormat(document.documentElement.lang || undefined, { numeric: "auto", style: "short" });
@@ -325,6 +364,7 @@ function showCreated() {
 
 function attach() {
   for (const column of columns()) {
+    keepOlder(column);
     watchScroll(column);
     const list = column.querySelector(".items");
     if (list) watchList(list);
@@ -358,6 +398,8 @@ document.addEventListener("toggle", markWidth, { capture: true });
 document.addEventListener("scroll", onTrackScroll, { capture: true, passive: true });
 // The live stream replaces the wall on (re)connect: attach to the new columns each time.
 new MutationObserver((records) => {
+  const touched = new Set(records.map((r) => r.target.closest?.(".column")).filter(Boolean));
+  for (const column of touched) keepOlder(column);
   const fresh = records.some((r) => [...r.addedNodes].some((n) => n.nodeType === 1 && (n.matches(".wall, .column, .items") || n.querySelector?.(".column"))));
   if (fresh) attach();
   else if (records.some((r) => r.addedNodes.length && r.target.closest?.(".wall"))) relativeTimes();
