@@ -438,6 +438,31 @@ async def test_phone_one_column_per_screen_with_swipe_and_chips(
     assert watch.csp_violations() == []
 
 
+async def test_a_phone_comes_back_to_the_column_it_showed_after_a_reload(
+    browser: Browser, server: Server, services: None, people
+):
+    # A reload (or the phone's browser dropping the tab) showed the first column again, with no
+    # chip marked: the reader had to find their column anew.
+    ctx = await browser.new_context(base_url=server.url, **PHONE)
+    page = await ctx.new_page()
+    person = await people.member("editor")
+    ws = person.workspace_id
+    ids = [await keyword_column(ws, f"Column {n}", f"#c{n}") for n in range(3)]
+    await _wall(page, person.email)
+    chips = page.locator(".wall-chips .chip")
+    await expect(chips.first).to_have_attribute("aria-current", "")
+    await page.locator("#wall-track").evaluate("el => el.scrollBy({left: el.clientWidth})")
+    await expect(chips.nth(1)).to_have_attribute("aria-current", "")
+    await page.reload()
+    await expect(page.locator(f"#col-{ids[1]}")).to_be_in_viewport(ratio=0.9)
+    await expect(chips.nth(1)).to_have_attribute("aria-current", "")
+    await chips.nth(2).click()
+    await expect(page.locator(f"#col-{ids[2]}")).to_be_in_viewport(ratio=0.9)
+    await page.reload()
+    await expect(page.locator(f"#col-{ids[2]}")).to_be_in_viewport(ratio=0.9)
+    await ctx.close()
+
+
 async def test_fetch_new_posts_now_says_on_a_phone_when_the_next_fetch_may_be(
     browser: Browser, server: Server, services: None, people, watch: PageWatch
 ):

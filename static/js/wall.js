@@ -250,6 +250,11 @@ function markChip(column) {
     chip.toggleAttribute("aria-current", here);
     if (here) showChip(chip);
   }
+  // The address names the column a phone shows, so a reload (or a tab the phone dropped)
+  // comes back to it (`created` below goes to it) instead of to the first one.
+  if (column && phone() && location.hash !== `#${column.id}`) {
+    history.replaceState(history.state, "", `#${column.id}`);
+  }
 }
 
 // The chip bar scrolls too: the sixth column's chip was marked out of sight.
@@ -371,6 +376,10 @@ function attach() {
   }
   relativeTimes();
   showCreated();
+  // A phone shows one column: its chip is marked from the start, not after the first swipe.
+  if (phone() && !created && !document.querySelector(".wall-chips .chip[aria-current]")) {
+    markChip(columns()[current.column]);
+  }
 }
 
 document.addEventListener("keydown", onKey);
