@@ -310,3 +310,17 @@ async def test_the_page_follows_connection_states_keys_and_caps_live(client, peo
     assert "1 of 150 used" in spent
     assert 'id="budget-list"' not in spent
     await stream.aclose()
+
+
+async def test_the_editor_names_a_connected_mastodon_account_once(client, people, demo) -> None:
+    # Its handle is already user@instance: the option read "maya@chaos.social@chaos.social".
+    person = await signed_in(client, people, "editor")
+    connection_id = await services.connect_account(
+        person.workspace_id,
+        {"provider": "mastodon", "instance": "chaos.social", "secret": DEMO_TOKEN},
+        actor_user_id=None,
+    )
+    handle = await db.fetchval("SELECT handle FROM stream_connections WHERE id = $1", connection_id)
+    assert handle.endswith("@chaos.social")
+    editor = (await client.get("/wall/columns/new?type=platform_feed")).text
+    assert f"Mastodon · {handle}</option>" in editor
