@@ -119,7 +119,8 @@ def _health(source: SourceView, now: datetime) -> str:
     if state in (SourceState.RATE_LIMITED, SourceState.BUDGET_PAUSED):
         return "paused"
     if state == SourceState.PENDING:
-        return "pending"
+        # Its first polls failed (an account not found): not "fetching" beside working sources.
+        return "retrying" if source.last_error else "pending"
     if state == SourceState.STALE:
         return "stale"
     too_old = timedelta(milliseconds=source.interval_ms * STALE_FACTOR)
@@ -141,8 +142,8 @@ def aggregate_state(
         only = next(iter(health))
         if only == "ready":
             return AggregateState.READY if has_items else AggregateState.EMPTY
-        return AggregateState(only)
-    if "error" in health or "paused" in health:
+        return AggregateState.PENDING if only == "retrying" else AggregateState(only)
+    if health & {"error", "paused", "retrying"}:
         return AggregateState.PARTIAL
     if "stale" in health:
         return AggregateState.STALE

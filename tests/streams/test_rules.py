@@ -1,5 +1,6 @@
 """The wall's pure rules: spec validation, interval clamps, query adaptation, next polls, column states."""
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -241,6 +242,17 @@ def _source(state, *, polled=NOW, provider="rss", kind=SourceKind.AUTHOR):  # ty
 def test_a_columns_state_is_the_worst_of_its_sources(states, has_items, expected):
     sources = [_source(s) for s in states]
     assert aggregate_state(sources, paused=False, has_items=has_items, now=NOW) == expected
+
+
+def test_a_source_retrying_beside_working_ones_makes_the_column_partial_not_pending():
+    # A column showing posts said "Fetching the first posts..." while an account it lists
+    # was not found, for as long as that source retried (minutes, backing off).
+    missing = replace(_source(SourceState.PENDING, polled=None), last_error="x was not found.")
+    ready = _source(SourceState.READY)
+    assert aggregate_state([ready, missing], paused=False, has_items=True, now=NOW) == "partial"
+    assert aggregate_state([missing], paused=False, has_items=False, now=NOW) == "pending"
+    new = _source(SourceState.PENDING, polled=None)
+    assert aggregate_state([ready, new], paused=False, has_items=True, now=NOW) == "pending"
 
 
 def test_a_ready_source_not_polled_for_two_intervals_is_stale_and_pausing_wins():
