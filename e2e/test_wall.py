@@ -384,6 +384,7 @@ async def test_phone_one_column_per_screen_with_swipe_and_chips(
     # A long handle on one line must not widen the column past the screen (it hid the menu).
     await add_item(ws, one, 1, author="newsroom.climate.desk@mastodon.social")
     await add_item(ws, two, 2)
+    warned = await add_item(ws, one, 0, warning="Pictures of the injured")
     await _wall(page, person.email)
     first = page.locator(f"#col-{one}")
     box = await first.bounding_box()
@@ -399,9 +400,12 @@ async def test_phone_one_column_per_screen_with_swipe_and_chips(
     await expect(chips.nth(1)).to_have_attribute("aria-current", "")
     await chips.first.click()
     await expect(page.locator(f"#col-{one}")).to_be_in_viewport()
-    target = await page.locator(f"#col-{one} .column-menu summary").bounding_box()
-    assert target is not None
-    assert target["height"] >= 44
+    # Thumb-sized: the column's "⋯" (it was 32 px wide) and a content warning's toggle (23 px
+    # high), the only way to the words behind it.
+    for toggle in (f"#col-{one} .column-menu summary", f"#i-{one}-{warned} details > summary"):
+        target = await page.locator(toggle).bounding_box()
+        assert target is not None
+        assert min(target["height"], target["width"]) >= 44, toggle
     # The chip bar follows the swipe: the last column's chip was marked out of sight, and a
     # long title's chip filled the whole bar.
     await page.locator("#wall-track").evaluate("el => el.scrollTo({left: el.scrollWidth})")

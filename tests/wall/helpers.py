@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from app.core import db
 from app.live.notices import publish_after_commit
-from app.safe_content import from_html, to_json, to_text
+from app.safe_content import from_html, to_json, to_text, with_content_warning
 from app.streams import services
 from app.streams.providers import dedup_key
 from app.streams.types import column_topic
@@ -40,8 +40,9 @@ async def add_item(
     reposted_by: str = "",
     author: str = "alice@social.example",
     lang: str = "",
+    warning: str = "",
 ) -> int:
-    doc = from_html(html or f"<p>Post {n} about the floods</p>")
+    doc = with_content_warning(warning, from_html(html or f"<p>Post {n} about the floods</p>"))
     at = BASE + timedelta(minutes=n if minutes is None else minutes)
     key = dedup_key(ws, "mastodon", f"social.example:{n}")
     async with db.workspace_tx(ws) as tx:
