@@ -254,6 +254,51 @@ async def test_enter_operates_the_focused_control_and_escape_closes_a_column_men
     await expect(menu.locator("summary")).to_be_focused()
 
 
+async def test_the_keyboard_keeps_its_place_after_a_column_menu_action(page: Page, people):
+    # After "Move right" the focus fell to the page (the moved column was re-rendered), so a
+    # column went one place per walk back through the wall; after "Edit" and Escape it went to
+    # "+ Column", after "Remove" to the page.
+    person = await people.member("editor")
+    ws = person.workspace_id
+    one = await keyword_column(ws, "One")
+    two = await keyword_column(ws, "Two", "#two")
+    three = await keyword_column(ws, "Three", "#three")
+    await _wall(page, person.email)
+    menu = page.locator(f"#col-{one}-head .column-menu")
+
+    async def choose(action: str) -> None:
+        await menu.locator("summary").focus()
+        await page.keyboard.press("Enter")
+        while not await menu.get_by_text(action, exact=True).evaluate(
+            "e => e === document.activeElement"
+        ):
+            await page.keyboard.press("Tab")
+        await page.keyboard.press("Enter")
+
+    await choose("Move right")
+    await expect(page.locator(".wall .column").nth(1)).to_have_attribute("data-column", str(one))
+    await expect(menu.locator("summary")).to_be_focused()
+    await page.keyboard.press("Enter")  # again, from where it is
+    await page.keyboard.press("Tab")
+    await page.keyboard.press("Tab")
+    await page.keyboard.press("Tab")
+    await page.keyboard.press("Enter")
+    await expect(page.locator(".wall .column").nth(2)).to_have_attribute("data-column", str(one))
+    await expect(menu.locator("summary")).to_be_focused()
+
+    await choose("Edit")
+    await expect(page.locator("#editor input[name=title]")).to_be_focused()
+    await page.keyboard.press("Escape")
+    await expect(menu.locator("summary")).to_be_focused()
+
+    await page.evaluate("window.confirm = () => true")
+    await choose("Remove")
+    await expect(page.locator(f"#col-{one}")).to_have_count(0)
+    # The column now last takes the focus (the removed one was last).
+    await expect(page.locator(f"#col-{three}-title")).to_be_focused()
+    assert await _column_ids(page) == [str(two), str(three)]
+
+
 async def test_save_to_library_shows_its_state_on_the_item(page: Page, people):
     person = await people.member("editor")
     column = await keyword_column(person.workspace_id)

@@ -311,6 +311,41 @@ function markWidth(event) {
   }
 }
 
+// A column menu's action ------------------------------------------------------------------------
+
+// The focus stays with the column: the chosen action hides with its menu, so it goes to the
+// menu's "⋯" (and there Escape from the editor returns). A move or a removal re-renders the
+// wall and the focus fell to the page: once it has, it goes to the column in its new place, or
+// to the column now where the removed one was.
+let refocus = null;
+
+function closeChosenMenu(action) {
+  const menu = action.closest("details");
+  const column = menu.closest(".column");
+  menu.querySelector("summary")?.focus({ preventScroll: true });
+  menu.removeAttribute("open");
+  if (action.matches("[data-move], .danger")) {
+    refocus = { id: column.id, index: columns().indexOf(column), until: Date.now() + 10_000 };
+  }
+}
+
+function restoreFocus() {
+  if (!refocus || Date.now() > refocus.until) {
+    refocus = null;
+    return;
+  }
+  if (document.activeElement && document.activeElement !== document.body) return;
+  const column = document.getElementById(refocus.id);
+  const index = refocus.index;
+  refocus = null;
+  if (!column) {
+    focusColumn(index);
+    return;
+  }
+  column.querySelector(".column-menu summary")?.focus({ preventScroll: true });
+  column.scrollIntoView({ behavior: "smooth", inline: "nearest", block: "nearest" });
+}
+
 // The editor drawer ----------------------------------------------------------------------------
 
 // It comes after every column in the page, so it takes the focus when it opens (a refused
@@ -394,7 +429,8 @@ document.addEventListener("touchmove", onTouchMove, { passive: true });
 document.addEventListener("touchend", onTouchEnd);
 document.addEventListener("click", (event) => {
   // A menu closes once one of its actions is chosen (live patches keep it open otherwise).
-  event.target.closest?.(".column-menu .menu a, .column-menu .menu button")?.closest("details")?.removeAttribute("open");
+  const action = event.target.closest?.(".column-menu .menu a, .column-menu .menu button");
+  if (action) closeChosenMenu(action);
   if (event.target.closest?.("#keymap-open")) document.getElementById("keymap")?.showModal();
   const chip = event.target.closest?.(".wall-chips .chip");
   if (chip) {
@@ -413,6 +449,7 @@ new MutationObserver((records) => {
   if (fresh) attach();
   else if (records.some((r) => r.addedNodes.length && r.target.closest?.(".wall"))) relativeTimes();
   if (created || document.querySelector("#editor[data-created]")) showCreated();
+  restoreFocus();
   focusEditor();
 }).observe(document.getElementById("main") || document.body, { childList: true, subtree: true });
 setInterval(relativeTimes, 30_000);
