@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from datetime import timedelta
 
 import pytest
-from playwright.async_api import Browser, Page, expect
+from playwright.async_api import Browser, Locator, Page, expect
 
 from app.accounts import recovery, services
 from app.articles.services import process_scraped_article
@@ -278,3 +278,47 @@ async def test_load_older_is_a_thumb_sized_target_on_a_phone(german_phone: Page,
     box = await older.bounding_box()
     assert box
     assert box["height"] >= 44
+
+
+async def test_german_forms_are_explained_in_german_beside_the_field(german_phone: Page, people):
+    """Chromium's own bubbles ("Please fill out this field.", "Please enter a URL.") spoke
+    English on a German page and stopped the form before the server could explain: each form
+    now reaches the server, which answers in German beside the field, the typed text kept."""
+    page = german_phone
+    paths = await _german_newsroom(page, people)
+
+    await page.goto("/topics")
+    new = page.locator("#new-topic")
+    await new.locator('input[name="description"]').fill("Hitze und Starkregen")
+    await new.get_by_role("button", name="Thema anlegen").click()
+    await _explained(new, "name", "Geben Sie dem Thema einen Namen.")
+    await expect(new.locator('input[name="description"]')).to_have_value("Hitze und Starkregen")
+
+    await page.goto(paths["topic"])
+    source = page.locator("#add-source")
+    await source.locator('input[name="url"]').fill("example.org/feed.xml")
+    await source.get_by_role("button", name="Quelle hinzufügen").click()
+    await _explained(source, "url", "beginnend mit http:// oder https://")
+    await expect(source.locator('input[name="url"]')).to_have_value("example.org/feed.xml")
+    edit = page.locator("#edit-topic")
+    await edit.locator('input[name="name"]').fill("")
+    await edit.get_by_role("button", name="Speichern", exact=True).click()
+    await _explained(edit, "name", "Geben Sie dem Thema einen Namen.")
+
+    await page.goto("/save")
+    await page.locator('#save-form input[name="url"]').fill("example.org/artikel")
+    await page.get_by_role("button", name="In der Bibliothek speichern").click()
+    await expect(page.locator("#save-error")).to_contain_text("Webadresse")
+    await expect(page.locator('#save-form input[name="url"]')).to_have_value("example.org/artikel")
+
+    await page.goto("/articles")  # the quick-add box, sent by Datastar
+    await page.locator("#quick-add").get_by_role("button", name="Speichern").click()
+    await expect(page.locator("#save-status")).to_contain_text("Webadresse")
+
+
+async def _explained(form: Locator, field: str, words: str) -> None:
+    """The field is marked and its German error is beside it, named as its description."""
+    control = form.locator(f'[name="{field}"]')
+    await expect(control).to_have_attribute("aria-invalid", "true")
+    await expect(control).to_have_attribute("aria-describedby", f"error-{field}")
+    await expect(form.locator(f"label:has([name='{field}']) #error-{field}")).to_contain_text(words)

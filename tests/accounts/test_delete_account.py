@@ -15,7 +15,7 @@ from tests.factories import PASSWORD, post_form, sign_in
 
 
 def _error_of(html: str) -> str:
-    return html.split('class="field-error">', 1)[-1].split("<", 1)[0]
+    return html.split('class="field-error"', 1)[-1].split(">", 1)[-1].split("<", 1)[0]
 
 
 async def _delete(client, password: str = PASSWORD):  # type: ignore[no-untyped-def]

@@ -32,7 +32,8 @@ def _templates(web_app):  # type: ignore[no-untyped-def]
 
 
 def _error_of(page: str) -> str:
-    return html_text.unescape(page.split('class="field-error">', 1)[-1].split("<", 1)[0])
+    after = page.split('class="field-error"', 1)[-1]
+    return html_text.unescape(after.split(">", 1)[-1].split("<", 1)[0])
 
 
 async def _delete(client, name: str = "Desk"):  # type: ignore[no-untyped-def]
