@@ -1,16 +1,19 @@
-"""The product on a 390 px phone: forms a desk lays out as a row stack on a phone.
+"""The product on a 390 px phone: forms a desk lays out as a row stack on a phone, and the
+wall's column editor, a bottom sheet there, keeps the focus until it is closed.
 
 Found walking every page at 390 px in Chromium: side by side, a row form's fields kept their
-desk width (12rem, ~2/3 of the card) and cut what was typed; buttons were 40 px targets.
+desk width (12rem, ~2/3 of the card) and cut what was typed; buttons were 40 px targets; Tab
+left the editor's sheet for the posts hidden behind it.
 """
 
-from playwright.async_api import Browser, Page
+from playwright.async_api import Browser, Page, expect
 
 from app.accounts import services as accounts
 from app.topics import services as topics
 from app.topics.types import TopicForm
 from e2e.conftest import PHONE, PageWatch, Server, _watched_context, sign_in_page
 from tests.factories import PASSWORD
+from tests.wall.helpers import add_item, keyword_column
 
 DESK = {"viewport": {"width": 1280, "height": 900}}
 LONG_TOPIC = "Klimaanpassung in den Kommunen"  # wider than 12rem, narrower than a phone
@@ -98,4 +101,71 @@ async def test_row_forms_stay_a_row_on_a_desk(
         for form in await _row_forms(page, path.format(topic=topic), count):
             assert form["row"], (path, form)
             assert all(w < form["width"] - 1 for w in form["fields"]), (path, form)
+    await ctx.close()
+
+
+# Where the focus is: "in" the dialog, "out" on something else in the page, or "browser" when
+# the page has none (Chromium's Tab passes through its own toolbar between a modal's last and
+# first control: the page behind stays out of reach).
+WHERE = """s => {
+  const active = document.activeElement;
+  if (document.querySelector(s).contains(active)) return 'in';
+  return !active || active === document.body ? 'browser' : 'out: ' + active.outerHTML.slice(0, 120);
+}"""
+
+
+async def _tab_stays_in(page: Page, selector: str, presses: int = 25) -> None:
+    """Tab and Shift+Tab round and round: the focus never reaches the page behind."""
+    for key in ("Tab", "Shift+Tab"):
+        seen = []
+        for _ in range(presses):
+            await page.keyboard.press(key)
+            seen.append(await page.evaluate(WHERE, selector))
+        assert all(where in ("in", "browser") for where in seen), (key, seen)
+        assert seen.count("in") > seen.count("browser"), (key, seen)  # it comes back round
+
+
+async def test_the_column_editors_sheet_keeps_the_focus_until_closed(
+    browser: Browser, server: Server, services: None, people, watch: PageWatch
+):
+    person = await people.member("editor")
+    column = await keyword_column(person.workspace_id)
+    await add_item(person.workspace_id, column, 1)
+    ctx = await _watched_context(browser, server.url, watch, **PHONE)
+    page = await ctx.new_page()
+    await sign_in_page(page, person.email, PASSWORD)
+    await expect(page.locator("#live-status")).to_be_hidden()
+    editor = page.locator("#editor")
+
+    await page.click("#add-column")
+    await expect(editor.locator("input[name=title]")).to_be_focused()
+    await _tab_stays_in(page, "#editor")
+    # A refused form comes back as a patch of the sheet: still the only thing Tab reaches.
+    await editor.locator("button[type=submit]").click()
+    await expect(editor.locator("input[name=title]")).to_have_attribute("aria-invalid", "true")
+    await _tab_stays_in(page, "#editor")
+    # Escape closes it, back to the control that opened it.
+    await page.keyboard.press("Escape")
+    await expect(editor).to_be_hidden()
+    await expect(page.locator("#add-column")).to_be_focused()
+
+    # Opened from a column's menu (which closes): back to that menu's "⋯"; the × closes too.
+    menu = page.locator(f"#col-{column}-head .column-menu")
+    await menu.locator("summary").click()
+    await menu.get_by_text("Edit").click()
+    await expect(editor.locator("input[name=title]")).to_be_focused()
+    await _tab_stays_in(page, "#editor", presses=5)
+    await editor.locator("a.close").click()
+    await expect(editor).to_be_hidden()
+    await expect(menu.locator("summary")).to_be_focused()
+    # Saved, the sheet closes and the wall is Tab's again.
+    await page.click("#add-column")
+    await editor.locator("input[name=title]").fill("Floods")
+    await editor.locator("input[name=query]").fill("#floods")
+    await editor.locator("button[type=submit]").click()
+    await expect(editor).to_be_hidden()
+    await page.keyboard.press("Tab")
+    assert not await page.evaluate(
+        "document.getElementById('editor').contains(document.activeElement)"
+    )
     await ctx.close()

@@ -249,7 +249,9 @@ class WallController(Controller):
             return DatastarResponse(
                 SSE.patch_elements(render_block(EDITOR, "editor", request, **context))
             )
-        return await page(request, EDITOR, section="wall", status_code=status, **context)
+        return await page(
+            request, EDITOR, section="wall", status_code=status, standalone=True, **context
+        )
 
     @get("/columns/new", guards=MANAGE)
     async def new(self, request: Request) -> Response[Any]:

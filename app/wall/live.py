@@ -35,9 +35,10 @@ ALL_COLUMNS = COLUMN_PREFIX + "*"  # app.live.hub: every column's topic
 
 
 def closed_editor(created: int | None = None) -> str:
-    """The drawer closed; after adding a column it names it, for the page to go to."""
+    """The drawer closed; after adding a column it names it, for the page to go to. The morph
+    keeps the dialog's `open`: static/js/wall.js closes it, so the focus goes back."""
     named = f' data-created="{int(created)}"' if created else ""
-    return f'<aside id="editor" class="editor" hidden{named}></aside>'
+    return f'<dialog id="editor" class="editor" hidden data-preserve-attr="open"{named}></dialog>'
 
 
 CLOSED_EDITOR = closed_editor()

@@ -348,20 +348,59 @@ function restoreFocus() {
 
 // The editor drawer ----------------------------------------------------------------------------
 
-// It comes after every column in the page, so it takes the focus when it opens (a refused
-// form: the field to mend), and Escape closes it, back to where the person was. A fresh
-// drawer from the server lacks the mark (the morph drops it), so it is focused once.
+// A <dialog> the server opens by sending it without `hidden` and closes by sending it with.
+// On a phone it is a bottom sheet over the wall, so it opens modal: the browser keeps Tab in
+// it until it closes (Tab went on to the posts hidden behind it). On a desk it is a drawer
+// beside the columns, which stay in reach. It comes after every column in the page, so it
+// takes the focus when it opens (a refused form: the field to mend); a fresh drawer from the
+// server lacks the mark (the morph drops it), so it is focused once. Escape closes it, back
+// to the control that opened it.
 let opener = null;
+let pressed = null; // the last control pressed outside the drawer (a tap may not focus it)
+
+function syncEditor() {
+  const editor = document.getElementById("editor");
+  if (!editor?.showModal) return;
+  if (editor.hidden && editor.open) {
+    editor.close();
+  } else if (!editor.hidden && !editor.open && editor.querySelector("form")) {
+    const active = document.activeElement;
+    opener = active && active !== document.body && !editor.contains(active) ? active : pressed;
+    if (phone()) editor.showModal();
+    else editor.show();
+  }
+}
 
 function focusEditor() {
   const editor = document.getElementById("editor");
-  if (!editor || editor.hidden || editor.dataset.focused || !editor.querySelector("form")) return;
+  if (!editor?.open || editor.dataset.focused || !editor.querySelector("form")) return;
   editor.dataset.focused = "1";
-  if (!editor.contains(document.activeElement) && document.activeElement !== document.body) {
-    opener = document.activeElement;
-  }
   const field = editor.querySelector('[aria-invalid="true"]') || editor.querySelector("input:not([type=hidden]), textarea");
   field?.focus();
+}
+
+// Where the focus goes back to: the opener, or the "⋯" of the column menu it was in (the menu
+// closed when its Edit was chosen: a closed <details> keeps its content laid out but hidden,
+// so offsetParent says nothing), or "+ Column".
+function openerOrNearest() {
+  const menu = opener?.isConnected && opener.closest(".column-menu");
+  const back = opener?.isConnected && opener.checkVisibility() ? opener : menu ? menu.querySelector("summary") : document.getElementById("add-column");
+  opener = null;
+  return back;
+}
+
+// However it closed (Escape, ×, Cancel, saved), it is marked closed; the focus goes back
+// unless something took it meanwhile (a column just made). The event comes a task later: a
+// drawer opened again meanwhile ("+ Column" right after a save) stays open.
+function onEditorClosed(event) {
+  const editor = event.target;
+  if (editor.id !== "editor" || editor.open) return;
+  editor.hidden = true;
+  delete editor.dataset.focused;
+  const active = document.activeElement;
+  const back = openerOrNearest();
+  if (active && active !== document.body && !editor.contains(active)) return;
+  back?.focus();
 }
 
 // Escape closes an open column menu, back to its "⋯" (live patches keep menus open).
@@ -372,13 +411,10 @@ function closeMenu(event) {
   menu.querySelector("summary")?.focus();
 }
 
+// A modal dialog closes on Escape by itself; the desk's drawer is not modal.
 function closeEditor(event) {
   const editor = document.getElementById("editor");
-  if (event.key !== "Escape" || !editor || editor.hidden) return;
-  editor.hidden = true;
-  const back = opener?.isConnected && opener.offsetParent ? opener : document.getElementById("add-column");
-  opener = null;
-  back?.focus();
+  if (event.key === "Escape" && editor?.open) editor.close();
 }
 
 // A column just made ---------------------------------------------------------------------------
@@ -427,7 +463,9 @@ document.addEventListener("dragend", onDragEnd);
 document.addEventListener("touchstart", onTouchStart, { passive: true });
 document.addEventListener("touchmove", onTouchMove, { passive: true });
 document.addEventListener("touchend", onTouchEnd);
+document.addEventListener("close", onEditorClosed, { capture: true });
 document.addEventListener("click", (event) => {
+  if (!event.target.closest?.("#editor")) pressed = event.target.closest?.("a, button, summary") || pressed;
   // A menu closes once one of its actions is chosen (live patches keep it open otherwise).
   const action = event.target.closest?.(".column-menu .menu a, .column-menu .menu button");
   if (action) closeChosenMenu(action);
@@ -448,6 +486,7 @@ new MutationObserver((records) => {
   const fresh = records.some((r) => [...r.addedNodes].some((n) => n.nodeType === 1 && (n.matches(".wall, .column, .items") || n.querySelector?.(".column"))));
   if (fresh) attach();
   else if (records.some((r) => r.addedNodes.length && r.target.closest?.(".wall"))) relativeTimes();
+  syncEditor();
   if (created || document.querySelector("#editor[data-created]")) showCreated();
   restoreFocus();
   focusEditor();

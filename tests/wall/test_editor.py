@@ -37,6 +37,24 @@ async def test_plus_column_opens_the_drawer_with_the_types_fields(client, people
     assert 'name="connection_id"' in page.text
 
 
+async def test_the_drawer_is_a_dialog_the_page_opens_and_a_patch_leaves_as_it_is(
+    client, people, statuses
+):
+    # The wall's script opens the drawer (modal on a phone, where it is a bottom sheet that
+    # keeps the focus); a patch keeps whatever `open` it has. The page without the wall shows
+    # it open, and its × and Cancel are plain links back to the wall.
+    await _editor(client, people)
+    drawer = (await client.get("/wall/columns/new", headers=DS)).text
+    assert (
+        '<dialog id="editor" class="editor" aria-labelledby="editor-title" data-preserve-attr="open">'
+        in drawer
+    )
+    assert "el.closest('dialog').close()" in drawer
+    page = (await client.get("/wall/columns/new")).text
+    assert 'data-preserve-attr="open" open>' in page
+    assert "el.closest('dialog').close()" not in page
+
+
 async def test_creating_a_keyword_column_from_the_form(client, people, statuses):
     person = await _editor(client, people)
     response = await post_form(
@@ -69,7 +87,10 @@ async def test_creating_a_keyword_column_from_the_form(client, people, statuses)
     made = await db.fetchval(
         "SELECT max(id) FROM stream_columns WHERE workspace_id = $1", person.workspace_id
     )
-    assert f'<aside id="editor" class="editor" hidden data-created="{made}"></aside>' in closed.text
+    assert (
+        f'<dialog id="editor" class="editor" hidden data-preserve-attr="open" data-created="{made}">'
+        in closed.text
+    )
 
 
 async def test_invalid_input_keeps_what_was_typed_with_the_message_beside_the_field(

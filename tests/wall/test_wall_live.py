@@ -13,7 +13,7 @@ from app.live.streams import live
 from app.streams import queries as streams
 from app.streams import services as streams_services
 from app.wall import services as wall_services
-from app.wall.live import WallView
+from app.wall.live import CLOSED_EDITOR, WallView
 from tests.factories import sign_in
 from tests.live.helpers import ended, next_event, stream_request
 from tests.wall.helpers import add_item, keyword_column
@@ -187,14 +187,15 @@ async def test_a_demoted_editors_open_wall_loses_the_editor_and_column_tools_at_
     state = await next_event(stream)
     assert 'id="add-column"' in state
     assert f'href="/wall/columns/{column}/edit"' in state
-    assert '<aside id="editor"' not in state  # an editor's open drawer stays open on reconnect
+    assert '<dialog id="editor"' not in state  # an editor's open drawer stays open on reconnect
 
     await accounts.change_role(ws, editor.user_id, Role.VIEWER, actor_user_id=await _owner_of(ws))
     state = await next_event(stream, timeout=1.0)
     assert 'id="wall-tools"' in state
     assert 'id="add-column"' not in state
     assert f'href="/wall/columns/{column}/edit"' not in state
-    assert '<aside id="editor" class="editor" hidden></aside>' in state  # the open drawer closes
+    assert CLOSED_EDITOR in state  # the open drawer closes
+    assert '<dialog id="editor" class="editor" hidden' in CLOSED_EDITOR
     await stream.aclose()
     # What the drawer asks as you type is refused too.
     await sign_in(client, editor.email)
