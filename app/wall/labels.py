@@ -277,6 +277,25 @@ def interval_label(ms: int) -> str:
     }
 
 
+def polls_label(column: ColumnView) -> str:
+    """How often the column fetches: its sources' fastest interval, then each platform whose
+    sources fetch slower ("every 2 minutes · YouTube: every 16 minutes"). The column's
+    effective interval is its slowest source's, and said alone it made a column whose Bluesky
+    and Mastodon searches fetch every 2 minutes read as one fetched every 16 (YouTube's quota)."""
+    intervals = [s.interval_ms for s in column.sources]
+    if not intervals:
+        return interval_label(column.effective_interval_ms)
+    fastest = min(intervals)
+    slower: dict[str, int] = {}
+    for s in column.sources:
+        if s.interval_ms > fastest:
+            slower[s.provider] = max(s.interval_ms, slower.get(s.provider, 0))
+    parts = [interval_label(fastest)]
+    parts += [_("%(p)s: %(every)s") % {"p": platform_label(p), "every": interval_label(ms)}
+              for p, ms in slower.items()]  # fmt: skip
+    return " · ".join(parts)
+
+
 METRICS = (("replies", "↩"), ("reposts", "⟳"), ("likes", "♥"), ("quotes", "❝"), ("views", "▶"))
 # What a metric's mark means, spelled out on hover: "1.234 Likes".
 _METRIC_TITLES: dict[str, Callable[[int], str]] = {
@@ -309,6 +328,7 @@ TEMPLATE_HELPERS: dict[str, Any] = {
     "source_label": source_label,
     "mended_at": mended_at,
     "interval_label": interval_label,
+    "polls_label": polls_label,
     "metrics_of": metrics_of,
     "http_url": http_url,
 }
