@@ -17,6 +17,7 @@ from app.demo.content import ARTICLE_ORIGIN
 from app.demo.world import RunningWorld
 from app.wall.types import PAGE_SIZE
 from e2e.conftest import PHONE, PageWatch, Server, _watched_context, sign_in_page
+from e2e.test_live import _set_hidden
 from tests.factories import PASSWORD
 from tests.safe_content.hostile_corpus import CASES
 from tests.wall.helpers import add_item, keyword_column
@@ -114,6 +115,23 @@ async def test_older_pages_a_reader_loaded_stay_when_the_wall_is_sent_whole(page
     await expect(rows).to_have_count(PAGE_SIZE + 10)
     await expect(page.locator(f"#col-{column}-items > .item")).to_have_count(PAGE_SIZE)
     assert (await _reading(page, column))["rows"][2:] == before["rows"][1:]
+
+
+async def test_post_times_stay_relative_after_the_stream_sends_the_wall(page: Page, people):
+    # wall.js turns "Nov 30, 12:01 PM" into "2 days ago"; the whole state a stream sends when
+    # it opens (a phone coming back to the tab) morphed the text back - a text change, which
+    # the page's observer did not watch - and the wall showed dates until the next 30 s tick.
+    person = await people.member("editor")
+    column = await keyword_column(person.workspace_id)
+    await add_item(person.workspace_id, column, 1)
+    await _wall(page, person.email)
+    time = page.locator(f"#col-{column}-items time.ago").first
+    await expect(time).to_have_text(re.compile(r"ago$"))
+    await _set_hidden(page, True)
+    async with page.expect_response(lambda r: "/wall/stream" in r.url):
+        await _set_hidden(page, False)
+    await page.wait_for_timeout(500)  # its state has come
+    await expect(time).to_have_text(re.compile(r"ago$"), timeout=1000)
 
 
 async def test_create_edit_reorder_and_remove_columns(page: Page, people, watch: PageWatch):

@@ -438,6 +438,10 @@ function showCreated() {
 
 // Wiring ------------------------------------------------------------------------------------
 
+function inWall(node) {
+  return Boolean((node.nodeType === 1 ? node : node.parentElement)?.closest(".wall"));
+}
+
 function attach() {
   for (const column of columns()) {
     keepOlder(column);
@@ -485,11 +489,12 @@ new MutationObserver((records) => {
   for (const column of touched) keepOlder(column);
   const fresh = records.some((r) => [...r.addedNodes].some((n) => n.nodeType === 1 && (n.matches(".wall, .column, .items") || n.querySelector?.(".column"))));
   if (fresh) attach();
-  else if (records.some((r) => r.addedNodes.length && r.target.closest?.(".wall"))) relativeTimes();
+  // A whole state morphs a time's text back to the server's date: a text change, watched too.
+  else if (records.some((r) => (r.addedNodes.length || r.type === "characterData") && inWall(r.target))) relativeTimes();
   syncEditor();
   if (created || document.querySelector("#editor[data-created]")) showCreated();
   restoreFocus();
   focusEditor();
-}).observe(document.getElementById("main") || document.body, { childList: true, subtree: true });
+}).observe(document.getElementById("main") || document.body, { childList: true, subtree: true, characterData: true });
 setInterval(relativeTimes, 30_000);
 attach();
