@@ -134,6 +134,23 @@ async def test_post_times_stay_relative_after_the_stream_sends_the_wall(page: Pa
     await expect(time).to_have_text(re.compile(r"ago$"), timeout=1000)
 
 
+async def test_load_older_by_keyboard_goes_on_at_the_first_older_post(page: Page, people):
+    # The link that was pressed goes (hidden, or replaced by the next page's), and the focus
+    # fell to the page: Tab started again at the top, 40 posts above.
+    person = await people.member("editor")
+    ws = person.workspace_id
+    column = await keyword_column(ws, "Floods")
+    for n in range(2 * PAGE_SIZE + 3):
+        await add_item(ws, column, n)
+    await _wall(page, person.email)
+    rows = page.locator(f"#col-{column} .items > .item")
+    for page_number in (1, 2):
+        await page.locator(f"#col-{column} .load-more a:visible").focus()
+        await page.keyboard.press("Enter")
+        await expect(rows.nth(page_number * PAGE_SIZE)).to_be_focused()
+        await expect(rows).to_have_count(min(2 * PAGE_SIZE + 3, (page_number + 1) * PAGE_SIZE))
+
+
 async def test_create_edit_reorder_and_remove_columns(page: Page, people, watch: PageWatch):
     person = await people.member("editor")
     first = await keyword_column(person.workspace_id, "First")

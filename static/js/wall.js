@@ -180,6 +180,27 @@ function keepOlder(column) {
   shownFirst.set(id, new Map([...first.children].map((row) => [row.id, row])));
 }
 
+// "Load older" goes (hidden, or replaced by the next page's): the reader goes on at the first
+// post it brought, or the focus fell to the page and Tab started again at the top.
+let loading = null;
+
+function noteLoadOlder(link) {
+  const column = link.closest(".column");
+  if (column) loading = { column, before: itemsOf(column).length, until: Date.now() + 15_000 };
+}
+
+function focusLoaded() {
+  if (!loading || Date.now() > loading.until) {
+    loading = null;
+    return;
+  }
+  const first = itemsOf(loading.column)[loading.before];
+  if (!first) return;
+  loading = null;
+  first.focus({ preventScroll: true });
+  first.scrollIntoView({ block: "nearest" });
+}
+
 // Relative times ("5 min"), the exact time stays in the title ------------------------------
 
 const format = new Intl.RelativeTimeFormat(document.documentElement.lang || undefined, { numeric: "auto", style: "short" });
@@ -473,6 +494,8 @@ document.addEventListener("click", (event) => {
   // A menu closes once one of its actions is chosen (live patches keep it open otherwise).
   const action = event.target.closest?.(".column-menu .menu a, .column-menu .menu button");
   if (action) closeChosenMenu(action);
+  const older = event.target.closest?.(".column .load-more a");
+  if (older) noteLoadOlder(older);
   if (event.target.closest?.("#keymap-open")) document.getElementById("keymap")?.showModal();
   const chip = event.target.closest?.(".wall-chips .chip");
   if (chip) {
@@ -494,6 +517,7 @@ new MutationObserver((records) => {
   syncEditor();
   if (created || document.querySelector("#editor[data-created]")) showCreated();
   restoreFocus();
+  focusLoaded();
   focusEditor();
 }).observe(document.getElementById("main") || document.body, { childList: true, subtree: true, characterData: true });
 setInterval(relativeTimes, 30_000);
