@@ -47,6 +47,7 @@ PAGES = {
     "/topics/{topic}": 1,
     "/settings/tokens": 1,
     "/settings/members": 1,
+    "/settings/workspace": 1,  # its name
     "/settings/platforms": 9,  # connect Bluesky, Mastodon; four keys; three budgets
 }
 

@@ -21,6 +21,7 @@ from app.accounts.forms import (
     NewPasswordForm,
     PasswordForm,
     ProfileForm,
+    RenameWorkspaceForm,
     RoleForm,
     SignUpForm,
     SwitchForm,
@@ -390,16 +391,18 @@ class MembersController(Controller):
 
 
 class WorkspaceSettingsController(Controller):
-    """The workspace itself: deleting it (owners only)."""
+    """The workspace itself: its name, and deleting it (owners only)."""
 
     path = "/settings/workspace"
     guards = [allows(Permission.WORKSPACE_DELETE)]
 
     async def _render(self, request: Request, *, status_code: int = 200, **extra: Any) -> Template:
         context: dict[str, Any] = {
+            "rename": RenameWorkspaceForm(name=viewer_of(request).workspace_name),
             "form": DeleteWorkspaceForm(),
             "error": None,
             "error_field": None,
+            "saved": request.query_params.get("saved"),
         }
         context.update(extra)
         return await page(
@@ -413,6 +416,23 @@ class WorkspaceSettingsController(Controller):
     @get("/")
     async def show(self, request: Request) -> Template:
         return await self._render(request)
+
+    @post("/name", guards=[allows(Permission.WORKSPACE_RENAME)])
+    async def rename(
+        self, request: Request, data: Annotated[RenameWorkspaceForm, Form]
+    ) -> Template | Redirect:
+        viewer, workspace_id = member_of(request)
+        try:
+            await services.rename_workspace(workspace_id, data.name, actor_user_id=viewer.user_id)
+        except AccountError as error:
+            return await self._render(
+                request,
+                status_code=error.status,
+                rename=data,
+                error=error.message,
+                error_field=error.field,
+            )
+        return Redirect("/settings/workspace?saved=name", status_code=303)
 
     @post("/delete")
     async def delete(

@@ -50,6 +50,11 @@ class DeleteAccountForm:
 
 
 @dataclass
+class RenameWorkspaceForm:
+    name: str = ""
+
+
+@dataclass
 class DeleteWorkspaceForm:
     confirm_name: str = ""  # the workspace's name, typed as the confirmation
 

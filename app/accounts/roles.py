@@ -25,12 +25,14 @@ class Permission(StrEnum):
     SETTINGS_MANAGE = "settings.manage"  # workspace settings and connections
     MEMBERS_MANAGE = "members.manage"  # invite, change roles, remove members
     WORKSPACE_DELETE = "workspace.delete"  # delete the workspace and everything in it
+    WORKSPACE_RENAME = "workspace.rename"  # change the workspace's name
 
 
 ROLE_PERMISSIONS: dict[Role, frozenset[Permission]] = {
     Role.OWNER: frozenset(Permission),
-    # Deleting the workspace is the owners' alone: an admin could otherwise end it.
-    Role.ADMIN: frozenset(Permission) - {Permission.WORKSPACE_DELETE},
+    # The workspace itself is the owners' alone: an admin could otherwise end it, or rename
+    # it out from under its owners.
+    Role.ADMIN: frozenset(Permission) - {Permission.WORKSPACE_DELETE, Permission.WORKSPACE_RENAME},
     Role.EDITOR: frozenset(
         {Permission.DRAFT_VIEW, Permission.COLUMNS_MANAGE, Permission.ARTICLES_IMPORT}
     ),

@@ -139,10 +139,14 @@ async def change_password(
 # Workspaces and members ------------------------------------------------------
 
 
-async def create_workspace(name: str, owner_user_id: int) -> int:
-    name = checked_name(
+def _checked_workspace_name(name: str) -> str:
+    return checked_name(
         name, field="name", limit=MAX_WORKSPACE_NAME, missing=_("Give the workspace a name.")
     )
+
+
+async def create_workspace(name: str, owner_user_id: int) -> int:
+    name = _checked_workspace_name(name)
     async with db.transaction() as tx:
         workspace_id = int(
             await tx.fetchval("INSERT INTO workspaces (name) VALUES ($1) RETURNING id", name)
@@ -155,6 +159,26 @@ async def create_workspace(name: str, owner_user_id: int) -> int:
         )
         await record(tx, "workspace_created", actor_user_id=owner_user_id, subject=name)
     return workspace_id
+
+
+async def rename_workspace(workspace_id: int, name: str, *, actor_user_id: int) -> str:
+    """An owner renames the workspace; the name as stored. Members see it on their next
+    page (every request reads it with the session); Activity keeps the old one."""
+    name = _checked_workspace_name(name)
+    async with db.workspace_tx(workspace_id) as tx:
+        old = await tx.fetchval(
+            "SELECT name FROM workspaces WHERE id = $1 FOR NO KEY UPDATE", workspace_id
+        )
+        if old is None:
+            raise AccountError(_("This workspace does not exist any more."), status=404)
+        if await _member_role(tx, actor_user_id) != Role.OWNER:
+            raise AccountError(_("Only an owner can rename the workspace."), status=403)
+        if name != old:
+            await tx.execute("UPDATE workspaces SET name = $2 WHERE id = $1", workspace_id, name)
+            await record(
+                tx, "workspace_renamed", actor_user_id=actor_user_id, subject=name, old=old
+            )
+    return name
 
 
 async def create_own_workspace(name: str, user_id: int) -> int:

@@ -20,6 +20,7 @@ def N_(message: str) -> str:
 
 EVENT_VERBS: dict[str, str] = {
     "workspace_created": N_("created the workspace"),
+    "workspace_renamed": N_("renamed the workspace to"),
     "signed_in": N_("signed in"),
     "member_added": N_("added a member"),
     "member_removed": N_("removed a member"),
@@ -67,6 +68,7 @@ FILTERS: dict[str, tuple[str, frozenset[str]]] = {
         frozenset(
             {
                 "workspace_created",
+                "workspace_renamed",
                 "signed_in",
                 "member_added",
                 "member_removed",
@@ -173,6 +175,10 @@ def _detail(event: EventView) -> str:
     return text
 
 
+# "People" events about no one member: nothing on the members page to go to.
+NO_MEMBER_KINDS = frozenset({"signed_in", "workspace_created", "workspace_renamed"})
+
+
 def _link(event: EventView, *, can_manage_members: bool, viewer_user_id: int) -> str:
     data = event.data
     if event.gone:  # purged, deleted: its page would only say "not found"
@@ -183,7 +189,7 @@ def _link(event: EventView, *, can_manage_members: bool, viewer_user_id: int) ->
         return f"/articles/import/{data['job_id']}"
     if event.kind.startswith("topic_") and "topic_id" in data:
         return f"/topics/{data['topic_id']}"
-    if event.kind in FILTERS["people"][1] and event.kind not in {"signed_in", "workspace_created"}:
+    if event.kind in FILTERS["people"][1] and event.kind not in NO_MEMBER_KINDS:
         return "/settings/members" if can_manage_members else ""
     if event.kind.startswith("api_token_") and event.actor_user_id == viewer_user_id:
         return "/settings/tokens"
