@@ -113,9 +113,21 @@ def test_numbers_reach_ui_text_formatted(extracted):
 
 
 @pytest.mark.parametrize("language", ["fr", "it", "es"])
+def test_prepared_catalogues_are_translated(language):
+    """fr, it and es were prepared empty and fell behind: 884 of 887 messages had no
+    translation. Each is translated now, every plural form, none fuzzy."""
+    missing = [
+        message.id
+        for message in catalogue(language)
+        if message.id and (not all(forms(message.string)) or message.fuzzy)
+    ]
+    assert missing == [], f"translate these in app/locale/{language}/LC_MESSAGES/messages.po"
+
+
+@pytest.mark.parametrize("language", ["fr", "it", "es"])
 def test_prepared_catalogues_list_every_ui_text(extracted, language):
-    """fr, it and es stay ready: every message is there (untranslated), so a translator
-    finds all of them; `make messages` keeps them in step."""
+    """fr, it and es stay ready: every message is there, so a translator finds all of
+    them; `make messages` keeps them in step."""
     listed = {m.id if isinstance(m.id, str) else m.id[0] for m in catalogue(language) if m.id}
     needed = {m.id if isinstance(m.id, str) else m.id[0] for m in extracted if m.id}
     assert sorted(needed - listed) == [], "run `make messages`: it adds them to every catalogue"
