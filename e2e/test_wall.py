@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+from datetime import timedelta
 from zoneinfo import ZoneInfo
 
 from playwright.async_api import Browser, Page, expect
@@ -20,7 +21,7 @@ from e2e.conftest import PHONE, PageWatch, Server, _watched_context, sign_in_pag
 from e2e.test_live import _set_hidden
 from tests.factories import PASSWORD
 from tests.safe_content.hostile_corpus import CASES
-from tests.wall.helpers import add_item, keyword_column
+from tests.wall.helpers import BASE, add_item, keyword_column
 
 
 async def _wall(page: Page, email: str) -> None:
@@ -149,6 +150,23 @@ async def test_load_older_by_keyboard_goes_on_at_the_first_older_post(page: Page
         await page.keyboard.press("Enter")
         await expect(rows.nth(page_number * PAGE_SIZE)).to_be_focused()
         await expect(rows).to_have_count(min(2 * PAGE_SIZE + 3, (page_number + 1) * PAGE_SIZE))
+
+
+async def test_a_post_just_under_a_minute_old_reads_one_minute_not_sixty_seconds(
+    page: Page, people
+):
+    # The unit was chosen before rounding: 59.7 s was still seconds, and rounded to "60 sec.".
+    person = await people.member("editor")
+    column = await keyword_column(person.workspace_id)
+    item = await add_item(person.workspace_id, column, 1)  # BASE + 1 minute
+    posted = BASE + timedelta(minutes=1)
+    await page.clock.set_fixed_time(posted + timedelta(seconds=59.7))
+    await _wall(page, person.email)
+    await expect(page.locator(f"#i-{column}-{item} time.ago")).to_have_text("1 min. ago")
+    await page.clock.set_fixed_time(posted + timedelta(minutes=59, seconds=50))
+    await page.evaluate("document.getElementById('wall-search').focus()")  # any change
+    await add_item(person.workspace_id, column, 2, minutes=61)
+    await expect(page.locator(f"#i-{column}-{item} time.ago")).to_have_text("1 hr. ago")
 
 
 async def test_create_edit_reorder_and_remove_columns(page: Page, people, watch: PageWatch):

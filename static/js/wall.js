@@ -205,20 +205,17 @@ function focusLoaded() {
 
 const format = new Intl.RelativeTimeFormat(document.documentElement.lang || undefined, { numeric: "auto", style: "short" });
 
+// Each unit up to where the next takes over (seconds); the value is rounded before the unit is
+// chosen, or 59.7 s read "60 sec." and 59 min 50 s "60 min.".
+const UNITS = [["second", 1, 60], ["minute", 60, 3600], ["hour", 3600, 86400], ["day", 86400, 604800], ["week", 604800, 2629800], ["month", 2629800, 31557600]];
+
 function relative(date) {
   const seconds = (date.getTime() - Date.now()) / 1000;
-  const steps = [[60, "second"], [3600, "minute"], [86400, "hour"], [604800, "day"], [2629800, "week"], [31557600, "month"]];
-  let unit = "year";
-  let value = seconds / 31557600;
-  for (const [limit, name] of steps) {
-    if (Math.abs(seconds) < limit) {
-      const size = { second: 1, minute: 60, hour: 3600, day: 86400, week: 604800, month: 2629800 }[name];
-      unit = name;
-      value = seconds / size;
-      break;
-    }
+  for (const [unit, size, limit] of UNITS) {
+    const value = Math.round(seconds / size);
+    if (Math.abs(value * size) < limit) return format.format(value, unit);
   }
-  return format.format(Math.round(value), unit);
+  return format.format(Math.round(seconds / 31557600), "year");
 }
 
 function relativeTimes(root = document) {
