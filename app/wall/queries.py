@@ -73,20 +73,25 @@ WALK_ABOVE = 4000
 # short only costs the count.
 EXPECTED_OVER_COUNTED = 5
 
-# One statement decides and reads the page, so the word index's matches are made once - for
-# the count and, when there are few, for the page: each call of the index's functions parses
-# the query in every language again (~1-2 ms a call, docs/decisions/wall.md "Search").
-# $5 = WALK_ABOVE, $6 = the estimate above which the word walks uncounted.
+# One statement parses the query (in every language, ~1-2 ms), decides and reads the page: the
+# word index's functions take the parses (m0030), and its matches serve the count and, when
+# there are few, the page. $5 = WALK_ABOVE, $6 = the estimate above which the word walks
+# uncounted.
 _SEARCH = f"""
-WITH matches AS MATERIALIZED (
+WITH parsed AS MATERIALIZED (
+  SELECT configs, queries, newsdesk_search_any_of(queries) AS any
+  FROM newsdesk_search_parses($2)
+),
+matches AS MATERIALIZED (
   -- called per row (a select list's function), so the LIMIT stops it; read only if needed
-  SELECT newsdesk_feed_item_matches($2) AS id LIMIT $5 + 1
+  SELECT newsdesk_feed_item_matches(p.any, p.configs, p.queries) AS id FROM parsed p
+  LIMIT $5 + 1
 ),
 walk AS MATERIALIZED (  -- the estimate first: a CASE's ELSE runs only when it does not decide
-  SELECT CASE WHEN newsdesk_feed_item_matches_expected($2) > $6 THEN true
+  SELECT CASE WHEN newsdesk_feed_item_matches_expected(p.any) > $6 THEN true
               ELSE (SELECT count(*) FROM matches) > $5 END AS chosen
+  FROM parsed p
 ),
-parsed AS MATERIALIZED (SELECT configs, queries FROM newsdesk_search_parses($2)),
 -- The page, walked: the posts newest first, each matched, until the page is full.
 walked AS (
   SELECT i.* FROM (
