@@ -8,6 +8,7 @@ the real PostgreSQL, Redis and an arq worker in burst mode.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -32,7 +33,7 @@ from tests.articles.helpers import (
     queued_jobs,
 )
 from tests.egress.servers import Reply, Seen, serve
-from tests.fixtures import make_test_settings
+from tests.fixtures import as_owner, make_test_settings
 from workers import tasks
 from workers.settings import WorkerSettings
 
@@ -553,6 +554,20 @@ async def test_a_consent_wall_is_not_analysed_and_says_why(workspace, settings, 
     )
     assert (again.kind, again.article_id) == (OutcomeKind.DUPLICATE, article_id)
     assert (await row(article_id))["status"] == AnalysisStatus.SKIPPED
+
+
+async def test_a_wall_reason_stored_with_the_fetch_again_hint_loses_it(workspace, settings):
+    """Skipped before the hint moved to the reader: the migration leaves the reason alone."""
+    article_id = await new_article(workspace, text=WALL_TEXT, warnings=(Warning.CONSENT_WALL,))
+    assert await run_analysis(workspace, article_id, settings) == Run.NOT_ANALYSED
+    hinted = services.CONSENT_WALL_REASON + " Fetch again to read the article; it is analysed then."
+    await db.fetchval(
+        "UPDATE analyses SET error = $2 WHERE article_id = $1 RETURNING id", article_id, hinted
+    )
+
+    await as_owner(importlib.import_module("migrations.m0031_consent_wall_reason_plain").SQL)
+
+    assert (await row(article_id))["error"] == services.CONSENT_WALL_REASON
 
 
 async def test_an_analysis_of_the_wall_made_before_is_dropped(workspace, settings):
