@@ -481,7 +481,13 @@ class ArticlesApi(Controller):
         except FilterError as error:
             raise ClientException(detail=f"{error.field}: {error.message}") from None
         result = await queries.library(workspace_id, f)
-        return {"items": [row_json(r) for r in result.items], "next_cursor": result.next_cursor}
+        body: dict[str, Any] = {
+            "items": [row_json(r) for r in result.items],
+            "next_cursor": result.next_cursor,
+        }
+        if f.q:  # best match ranks the newest results only: how many (null: every one)
+            body["ranked_newest"] = result.ranked_newest
+        return body
 
     @get("/{article_id:int}")
     async def get_article(self, request: Request, article_id: FromPath[int]) -> dict[str, Any]:

@@ -53,6 +53,10 @@ class Cursor:
     rank: float | None  # set when the list is ordered by search rank
     at: datetime  # the row's sort time: its own date, or when it was saved
     id: int
+    # Best match of a search with more results than it ranks: the oldest ranked result
+    # (its own date, its id), fixed on the first page so that later pages rank the same
+    # results while articles arrive (queries.RANKED_AT_MOST). None: every result is ranked.
+    floor: tuple[datetime, int] | None = None
 
 
 def parse_filter(params: Mapping[str, str], *, default_limit: int = 25) -> LibraryFilter:
@@ -119,9 +123,15 @@ def cursor_in(value: str, f: LibraryFilter) -> Cursor:
     return decoded
 
 
+def _micros(at: datetime) -> int:
+    return (at - _EPOCH) // timedelta(microseconds=1)
+
+
 def encode_cursor(cursor: Cursor) -> str:
-    micros = (cursor.at - _EPOCH) // timedelta(microseconds=1)
-    raw = json.dumps([cursor.sort.value, cursor.rank, micros, cursor.id], separators=(",", ":"))
+    values: list[object] = [cursor.sort.value, cursor.rank, _micros(cursor.at), cursor.id]
+    if cursor.floor is not None:
+        values += [_micros(cursor.floor[0]), cursor.floor[1]]
+    raw = json.dumps(values, separators=(",", ":"))
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
 
@@ -131,7 +141,8 @@ def decode_cursor(value: str) -> Cursor:
         raise bad
     try:
         raw = json.loads(base64.urlsafe_b64decode(value + "=" * (-len(value) % 4)))
-        sort_name, rank, micros, article_id = raw
+        # A floor follows only a rank (cursors made before it had none: still good).
+        sort_name, rank, micros, article_id, *floor = raw
         sort = Sort(sort_name)
     except (ValueError, TypeError, binascii.Error):
         raise bad from None
@@ -139,15 +150,32 @@ def decode_cursor(value: str) -> Cursor:
         not isinstance(rank, int | float) or isinstance(rank, bool) or not math.isfinite(rank)
     ):
         raise bad
-    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (micros, article_id)):
+    if floor and (rank is None or len(floor) != 2):
         raise bad
-    if not 0 < article_id < 2**63:
+    places = [(micros, article_id), *([tuple(floor)] if floor else [])]
+    if not all(_is_place(at, place_id) for at, place_id in places):
         raise bad
+    return Cursor(
+        sort,
+        None if rank is None else float(rank),
+        _EPOCH + timedelta(microseconds=micros),
+        article_id,
+        (_EPOCH + timedelta(microseconds=floor[0]), floor[1]) if floor else None,
+    )
+
+
+def _is_place(micros: object, article_id: object) -> bool:
+    """Whether a cursor's (time, id) could be a row's: integers, an id in range, a time
+    Python can hold."""
+    if not isinstance(micros, int) or not isinstance(article_id, int):
+        return False
+    if isinstance(micros, bool) or isinstance(article_id, bool):
+        return False
     try:
-        at = _EPOCH + timedelta(microseconds=micros)
+        _EPOCH + timedelta(microseconds=micros)
     except OverflowError:
-        raise bad from None
-    return Cursor(sort, None if rank is None else float(rank), at, article_id)
+        return False
+    return 0 < article_id < 2**63
 
 
 def snippet_document(marked: str) -> Document:

@@ -113,6 +113,7 @@ class LibraryView(LiveView):
             frame=(
                 bool(library.items),
                 library.library_is_empty,
+                library.ranked_newest,
                 model["error"],
                 bool(model["next_url"]),
             ),

@@ -52,10 +52,11 @@ _ROW_COLUMNS = f"""
     coalesce(t.name, '') AS topic_name, a.published_at, a.created_at, a.deleted_at,
     a.word_count, a.warnings, {_SHOWN_STATE} AS analysis_status
 """
+_STATE_JOIN = "LEFT JOIN analyses an ON an.article_id = a.id AND an.workspace_id = a.workspace_id"
 # Topic names are read with the articles they label: one join instead of a
 # round trip per row (the topics domain still owns every write to them).
-_ROW_JOINS = """
-    LEFT JOIN analyses an ON an.article_id = a.id AND an.workspace_id = a.workspace_id
+_ROW_JOINS = f"""
+    {_STATE_JOIN}
     LEFT JOIN topics t ON t.id = a.topic_id AND t.workspace_id = a.workspace_id
 """
 # The query as typed (no compound prefixes, m0021) ranks above what only a compound holds
@@ -113,6 +114,14 @@ class _Span:
     until: Cursor | None = None
     only: list[int] | None = None
 
+    @property
+    def floor(self) -> tuple[datetime, int] | None:
+        """Where the first page's ranked results ended, if they were bounded (best match)."""
+        for place in (self.cursor, self.until):
+            if place is not None:
+                return place.floor
+        return None
+
 
 async def library(
     workspace_id: int,
@@ -137,12 +146,20 @@ async def library(
     if more and rows:
         last = rows[-1]
         rank = last["rank"] if f.order == Sort.RELEVANCE else None
-        next_cursor = listing.encode_cursor(Cursor(f.order, rank, last["sort_at"], last["id"]))
+        floor = (last["floor_at"], last["floor_id"]) if last["floor_at"] is not None else None
+        next_cursor = listing.encode_cursor(
+            Cursor(f.order, rank, last["sort_at"], last["id"], floor)
+        )
     empty = not items and not await db.fetchval(
         "SELECT EXISTS (SELECT 1 FROM articles WHERE workspace_id = $1 AND deleted_at IS NULL)",
         workspace_id,
     )
-    return LibraryPage(items=items, next_cursor=next_cursor, library_is_empty=empty)
+    return LibraryPage(
+        items=items,
+        next_cursor=next_cursor,
+        library_is_empty=empty,
+        ranked_newest=rows[0]["ranked"] if rows else None,
+    )
 
 
 def _sort_at(order: Sort) -> str:
@@ -155,6 +172,8 @@ def _sort_at(order: Sort) -> str:
 
 
 _DATED = "least(a.published_at, a.created_at)"
+# A page's columns for best match of a search with more results than it ranks (none here).
+_NOT_RANKED = "NULL::int AS ranked, NULL::timestamptz AS floor_at, NULL::bigint AS floor_id"
 _HIT_COLUMNS = ("rank", "sort_at", "id")  # a search's page is ordered on its CTE's columns
 
 
@@ -219,7 +238,7 @@ async def _recent(workspace_id: int, f: LibraryFilter, span: _Span) -> list[Reco
     skip = where.param(span.skip)
     return await db.fetch(
         f"""
-        SELECT {_ROW_COLUMNS}, NULL::real AS rank, {cols[1]} AS sort_at,
+        SELECT {_ROW_COLUMNS}, NULL::real AS rank, {cols[1]} AS sort_at, {_NOT_RANKED},
           left(a.text, 600) AS opening, NULL AS headline
         FROM articles a {_ROW_JOINS}
         WHERE {where.sql}
@@ -234,96 +253,85 @@ async def _recent(workspace_id: int, f: LibraryFilter, span: _Span) -> list[Reco
 # a page of a common word is found within the first few hundred articles, while sorting
 # every candidate by date costs ~10 us each (44,000 candidates 0.5 s, the walk 60 ms).
 WALK_ABOVE = 2000
+# Best match ranks at most this many results: the newest, as "Newest first" lists them
+# (each rank reads and decompresses the article's stored vector: ~40 us, 2 s for 50,000).
+# With more candidates than this in the word index, the library is walked from its newest
+# article and each one matched, until this many results are found or RANK_WALK_AT_MOST
+# articles were read (a phrase or a word that other languages' stems make common finds
+# few results among many candidates: walking for 2,000 of them read the whole library).
+RANKED_AT_MOST = 2000
+RANK_WALK_AT_MOST = 6000
+RANK_WALK_STEPS = 3  # each a part of the statement: a common word is ranked after the first
 
 
-async def _walk_is_shorter(workspace_id: int, q: str) -> bool:
-    """Whether the word index holds more than WALK_ABOVE candidates for the query (counted
-    up to there: ~35 ms for a word in most articles, ~1 ms for a rare one)."""
+async def _candidates_above(workspace_id: int, q: str, bound: int) -> bool:
+    """Whether the word index holds more than `bound` candidates for the query's words
+    (counted up to there: ~35 ms for a word in most articles, ~1 ms for a rare one).
+
+    A phrase counts as its words: the index answers a phrase only after reading each
+    candidate's vector for the words' positions (a recheck: 1.6 s to count 2,000 of them,
+    the words alone 0.1 s), and the words' count is as good to choose how to read."""
     async with db.workspace_tx(workspace_id) as tx:
         return bool(
             await tx.fetchval(
-                """SELECT count(*) > $2 FROM (
-                     SELECT newsdesk_article_matches(newsdesk_search_any($1)) LIMIT $2 + 1) AS c""",
+                f"""SELECT count(*) > $2 FROM (
+                      SELECT newsdesk_article_matches({_WORDS_OF_PHRASES.format(q="$1")})
+                      LIMIT $2 + 1) AS c""",
                 q,
-                WALK_ABOVE,
+                bound,
             )
         )
+
+
+# The query as every language reads it, each phrase's words followed by each other (`<->`,
+# `<N>`) read as words anywhere (`&`): a superset that the index answers alone.
+_WORDS_OF_PHRASES = (
+    "regexp_replace(newsdesk_search_any({q})::text, '<(-|[0-9]+)>', '&', 'g')::tsquery"
+)
 
 
 async def _search(workspace_id: int, f: LibraryFilter, span: _Span) -> list[Record]:
     where = _filters(workspace_id, f)
     query = where.param(f.q)
-    ranked = f.order == Sort.RELEVANCE
-    by_index = ranked or not await _walk_is_shorter(workspace_id, f.q)
-    # The vectors are in `article_search` only, read through functions that keep to the
-    # binding (m0024, m0026): the word index's candidates, and each one's vector by id.
-    matches = f"ARRAY(SELECT newsdesk_article_matches(newsdesk_search_any({query})))"
-    if ranked:  # every candidate is ranked: their vectors in one call, a copy of each (below)
-        source = f"newsdesk_article_vectors({matches}) AS v JOIN articles a ON a.id = v.article_id"
-        vector = "v.vector || ''::tsvector"
-    else:  # a date order reads an article's vector only when its turn comes (below)
-        source = "articles a"
-        vector = "newsdesk_article_vector(a.id)"
-        if by_index:  # the candidates' ids are one array made once (an init plan)
-            where.add(f"a.id = ANY({matches})")
-    # In a date order the candidates are sorted first (their dates only) and matched in that
-    # order, the walk stopped by the page's LIMIT: a common word's thousands of candidates
-    # would each have their stored vector read and matched otherwise (~150 us each).
-    # Without the index (above WALK_ABOVE) the library itself is walked in date order, each
-    # article matched as its own language reads the query, until the page is full.
-    sorted_first = by_index and not ranked
-    if not sorted_first:
-        where.add("sq.vector @@ sq.query")
+    if f.order == Sort.RELEVANCE:
+        # A floor: the first page found more candidates than are ranked.
+        walk = span.floor is not None or await _candidates_above(workspace_id, f.q, RANKED_AT_MOST)
+        hits = (
+            _newest_ranked(where, span, _STATE_JOIN if f.state else "")
+            if walk
+            else _all_ranked(where, query)
+        )
+    else:
+        walk = await _candidates_above(workspace_id, f.q, WALK_ABOVE)
+        hits = _by_date(f.order, where, query, by_index=not walk)
     page_where = _within(f.order, span, where, _HIT_COLUMNS)
-    if sorted_first:
-        page_where += " AND newsdesk_article_vector(id) @@ query"
     limit = where.param(f.limit + 1)
     skip = where.param(span.skip)
     markers = where.param(listing.HIT_START + listing.HIT_END)
     options = where.param(listing.HEADLINE_OPTIONS)
-    rank = _RANK if ranked else "NULL::real"  # the dates' orders need no ranking
-    in_order = (
-        f"ORDER BY {_order_by(f.order, ('NULL', 'sort_at', 'a.id'))} OFFSET 0"
-        if sorted_first
-        else ""
-    )
-    vector_column = "NULL::tsvector" if sorted_first else vector
+    # A date order matches its candidates in the page's order, only until the page is full
+    # (the candidates were sorted by their dates alone, `_by_date`).
+    matched_late = f.order != Sort.RELEVANCE and not walk
+    if matched_late:
+        page_where += " AND newsdesk_article_vector(id) @@ query"
     # The index finds candidates with the query as any language reads it (made once, in
     # its own SELECT: as a condition it was made again for every article a scan looked at);
     # each is then matched with the query as its own language reads it (migration m0005),
     # so a German article is found by its German stems whatever the UI language.
-    # What a common word costs grows with every article holding it, so per candidate:
-    # - the query in each configuration is parsed once (`parsed`), not once per article;
-    # - to rank, the vector is decompressed once: each of its four uses would do it again
-    #   (~9 us a use), its copy `sq.vector` is in memory;
-    # - only the page's rows get their columns, joins and text (ORDER BY ... LIMIT keeps
-    #   whole rows in its sort otherwise).
-    # ts_headline is costly, so it runs only on the page's rows; it reads the
-    # plain text (never HTML), cleared of the two marker characters first.
+    # Only the page's rows get their columns, joins and text (ORDER BY ... LIMIT keeps
+    # whole rows in its sort otherwise). ts_headline is costly, so it runs only on the
+    # page's rows; it reads the plain text (never HTML), cleared of the two marker
+    # characters first.
     return await db.fetch(
         f"""
         WITH parsed AS MATERIALIZED (SELECT * FROM newsdesk_search_parses({query})),
-        hits AS (
-          SELECT a.id, {rank} AS rank, {_sort_at(f.order)} AS sort_at, sq.config, sq.query
-          FROM {source}
-          CROSS JOIN LATERAL (
-            SELECT {vector_column} AS vector,
-              newsdesk_search_config(a.language) AS config,
-              (SELECT queries[array_position(configs, newsdesk_search_config(a.language))]
-               FROM parsed) AS query,
-              (SELECT exact[array_position(configs, newsdesk_search_config(a.language))]
-               FROM parsed) AS exact
-            OFFSET 0  -- a subquery of its own: evaluated once per article, its values kept
-          ) AS sq
-          {_ROW_JOINS}
-          WHERE {where.sql}
-          {in_order}
-        ), page AS (
+        {hits}, page AS (
           SELECT * FROM hits WHERE {page_where}
           ORDER BY {_order_by(f.order, _HIT_COLUMNS)}
           LIMIT {limit} OFFSET {skip}
         )
-        SELECT {_ROW_COLUMNS}, page.rank, page.sort_at, NULL AS opening,
+        SELECT {_ROW_COLUMNS}, page.rank, page.sort_at, page.ranked, page.floor_at,
+          page.floor_id, NULL AS opening,
           ts_headline(page.config, translate(left(a.text, 200000), {markers}, ''),
                       page.query, {options}) AS headline
         FROM page
@@ -333,6 +341,139 @@ async def _search(workspace_id: int, f: LibraryFilter, span: _Span) -> list[Reco
         """,
         *where.args,
     )
+
+
+def _matched(vector: str) -> str:
+    """The columns a search reads of each article it looks at (`sq`): `vector` as `vector`,
+    the configuration of the article's language, and the query as that configuration reads
+    it, with compound prefixes (`query`) and as typed (`exact`) - parsed once per
+    configuration (`parsed`), not once per article."""
+    return f"""CROSS JOIN LATERAL (
+            SELECT {vector} AS vector,
+              newsdesk_search_config(a.language) AS config,
+              (SELECT queries[array_position(configs, newsdesk_search_config(a.language))]
+               FROM parsed) AS query,
+              (SELECT exact[array_position(configs, newsdesk_search_config(a.language))]
+               FROM parsed) AS exact
+            OFFSET 0  -- a subquery of its own: evaluated once per article, its values kept
+          ) AS sq"""
+
+
+# The vectors are in `article_search` only, read through functions that keep to the binding
+# (m0024, m0026): the word index's candidates, and each one's vector by id.
+_CANDIDATES = "ARRAY(SELECT newsdesk_article_matches(newsdesk_search_any({query})))"
+# To rank, a vector is decompressed once: each of its four uses would do it again (~9 us a
+# use); its copy (`|| ''`) is in memory.
+_COPY = "{vector} || ''::tsvector"
+
+
+def _all_ranked(where: _Where, query: str) -> str:
+    """Every candidate ranked: their vectors in one call (a call per article costs ~13 us
+    more: its set-up as the owner)."""
+    candidates = _CANDIDATES.format(query=query)
+    return f"""hits AS (
+          SELECT a.id, {_RANK} AS rank, a.created_at AS sort_at, sq.config, sq.query,
+            {_NOT_RANKED}
+          FROM newsdesk_article_vectors({candidates}) AS v
+          JOIN articles a ON a.id = v.article_id
+          {_matched(_COPY.format(vector="v.vector"))}
+          {_ROW_JOINS}
+          WHERE {where.sql} AND sq.vector @@ sq.query
+        )"""
+
+
+def _newest_ranked(where: _Where, span: _Span, joins: str) -> str:
+    """The newest RANKED_AT_MOST results ranked: the library read in "Newest first" order
+    (its index), in RANK_WALK_STEPS steps, each step's vectors in one call and each
+    article matched as its own language reads the query, until that many are found or
+    RANK_WALK_AT_MOST articles were read; on later pages down to the first page's oldest
+    ranked result (`span.floor`). Each row says, when there may be older results than those
+    ranked, how many are ranked (`ranked`) and where they end (`floor_at`, `floor_id`: the
+    next cursor keeps it)."""
+    floor = span.floor
+    if floor is not None:  # the first page's results (and what arrived since), no older one
+        at, after = where.param(floor[0]), where.param(floor[1])
+        where.add(f"({_DATED}, a.id) >= ({at}, {after})")
+    # Caps for a floor that came from a client: arrivals since the first page fit in twice.
+    scale = 1 if floor is None else 2
+    most, step = RANKED_AT_MOST * scale, -(-RANK_WALK_AT_MOST * scale // RANK_WALK_STEPS)
+    steps = RANK_WALK_STEPS
+    parts = []
+    for k in range(steps):
+        found_before = " + ".join(f"(SELECT count(*) FROM found{j})" for j in range(k))
+        # Each step is read only while fewer were found than are ranked (a one-time test),
+        # from where the step before ended (its last article, by the index).
+        going_on = (
+            f"({found_before}) < {most} AND ({_DATED}, a.id) < "
+            f"(SELECT dated, id FROM read{k - 1} ORDER BY dated, id LIMIT 1)"
+            if k
+            else "TRUE"
+        )
+        parts.append(
+            f"""read{k} AS MATERIALIZED (
+          SELECT a.id, {_DATED} AS dated FROM articles a {joins}
+          WHERE {where.sql} AND {going_on}
+          ORDER BY {_DATED} DESC, a.id DESC LIMIT {step}
+        ), found{k} AS MATERIALIZED (
+          -- matched on the stored vector; only a result's is copied, to be ranked
+          SELECT m.id, m.created_at, m.dated, m.config, m.query, {_RANK} AS rank
+          FROM (
+            SELECT a.id, a.created_at, r.dated, sq.config, sq.query, sq.exact, sq.vector AS stored
+            FROM newsdesk_article_vectors(ARRAY(SELECT id FROM read{k})) AS v
+            JOIN read{k} r ON r.id = v.article_id
+            JOIN articles a ON a.id = v.article_id AND a.workspace_id = $1
+            {_matched("v.vector")}
+            WHERE sq.vector @@ sq.query
+          ) AS m
+          CROSS JOIN LATERAL (
+            SELECT {_COPY.format(vector="m.stored")} AS vector, m.query, m.exact OFFSET 0
+          ) AS sq
+        )"""
+        )
+    found = " UNION ALL ".join(f"SELECT * FROM found{k}" for k in range(steps))
+    return f"""{", ".join(parts)}, ranked AS MATERIALIZED (
+          SELECT * FROM ({found}) AS f ORDER BY dated DESC, id DESC LIMIT {most}
+        ), bounded AS (
+          -- Older results, maybe: as many found as are ranked (the word index holds more
+          -- candidates), or the last step was read in full.
+          SELECT count(*) = {most} OR (SELECT count(*) FROM read{steps - 1}) = {step}
+            OR {"TRUE" if floor else "FALSE"} AS bounded, count(*)::int AS ranked
+          FROM ranked
+        ), oldest AS (
+          SELECT dated, id FROM ranked ORDER BY dated, id LIMIT 1
+        ), hits AS (
+          SELECT r.id, r.rank, r.created_at AS sort_at, r.config, r.query,
+            CASE WHEN b.bounded THEN b.ranked END AS ranked,
+            CASE WHEN b.bounded THEN o.dated END AS floor_at,
+            CASE WHEN b.bounded THEN o.id END AS floor_id
+          FROM ranked r, bounded b, oldest o
+        )"""
+
+
+def _by_date(order: Sort, where: _Where, query: str, *, by_index: bool) -> str:
+    """A date order's hits, no rank. By the index, the candidates are sorted first (their
+    dates only) and matched in that order until the page is full (the page's condition): a
+    common word's thousands of candidates would each have their stored vector read and
+    matched otherwise (~150 us each). Walking (above WALK_ABOVE candidates), the library
+    itself is read in date order, each article matched as its own language reads the query,
+    each vector read only when its turn comes."""
+    if by_index:  # the candidates' ids are one array made once (an init plan)
+        where.add(f"a.id = ANY({_CANDIDATES.format(query=query)})")
+        vector, in_order = (
+            "NULL::tsvector",
+            f"ORDER BY {_order_by(order, ('NULL', 'sort_at', 'a.id'))} OFFSET 0",
+        )
+    else:
+        where.add("sq.vector @@ sq.query")
+        vector, in_order = "newsdesk_article_vector(a.id)", ""
+    return f"""hits AS (
+          SELECT a.id, NULL::real AS rank, {_sort_at(order)} AS sort_at, sq.config, sq.query,
+            {_NOT_RANKED}
+          FROM articles a {_matched(vector)}
+          {_ROW_JOINS}
+          WHERE {where.sql}
+          {in_order}
+        )"""
 
 
 def _row(r: Record) -> ArticleRow:

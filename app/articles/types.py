@@ -176,6 +176,9 @@ class LibraryPage:
     items: list[ArticleRow]
     next_cursor: str | None  # None on the last page
     library_is_empty: bool  # no live article at all: tells "empty" from "nothing matches"
+    # Best match of a search with more results than it ranks: how many of the newest
+    # results are ranked (older ones are listed by a date order only). None: all of them.
+    ranked_newest: int | None = None
 
 
 @dataclass(frozen=True)

@@ -142,7 +142,7 @@ async def test_a_search_reads_the_query_in_every_language_once_not_for_each_arti
     for i in range(30):
         await save(ws, title=f"Flood report {i}", text=ENGLISH, language="en")
 
-    plan = await plan_of(ws, lambda: found(ws, "flood roads"), "newsdesk_search_any")
+    plan = await plan_of(ws, lambda: found(ws, "flood roads"), "newsdesk_search_parses")
 
     assert not [c for c in per_row_conditions(plan) if "newsdesk_search_any" in c]
     assert len(await found(ws, "flood roads")) == 25  # and it still finds them
@@ -156,7 +156,7 @@ async def test_ranking_parses_the_query_once_and_reads_each_vector_once(client, 
     for i in range(30):
         await save(ws, title=f"Flood report {i}", text=ENGLISH, language="en")
 
-    plan = await plan_of(ws, lambda: found(ws, "flood roads"), "newsdesk_search_any")
+    plan = await plan_of(ws, lambda: found(ws, "flood roads"), "newsdesk_search_parses")
 
     per_row = per_row_conditions(plan) + sort_keys(plan)
     assert [e for e in per_row if "ts_rank_cd" in e]  # the rank is among them
