@@ -6,9 +6,10 @@ byline and site C; migration m0005; stored in `article_search` and read through
 functions that keep to the workspace, m0024 and m0026), parsed with websearch_to_tsquery
 (words, "phrases", -not, or) in that same configuration - in German and the other
 compounding languages a word also finds the compounds it begins (m0021) - and ranked
-with ts_rank_cd, exact matches first, then title hits. Pages are keyset-paginated on (sort time, id)
-for the orders by date, (rank, created_at, id) for best match - stable while
-articles arrive.
+with ts_rank_cd, exact matches first, then title hits - the newest 2,000 results when the
+word index holds more candidates (RANKED_AT_MOST). Pages are keyset-paginated on (sort time,
+id) for the orders by date, (rank, created_at, id) for best match - stable while articles
+arrive.
 """
 
 from __future__ import annotations
@@ -254,11 +255,12 @@ async def _recent(workspace_id: int, f: LibraryFilter, span: _Span) -> list[Reco
 # every candidate by date costs ~10 us each (44,000 candidates 0.5 s, the walk 60 ms).
 WALK_ABOVE = 2000
 # Best match ranks at most this many results: the newest, as "Newest first" lists them
-# (each rank reads and decompresses the article's stored vector: ~40 us, 2 s for 50,000).
-# With more candidates than this in the word index, the library is walked from its newest
-# article and each one matched, until this many results are found or RANK_WALK_AT_MOST
-# articles were read (a phrase or a word that other languages' stems make common finds
-# few results among many candidates: walking for 2,000 of them read the whole library).
+# (each rank reads and decompresses the article's stored vector: a word in most of 50,000
+# articles took 7 s on a loaded machine, 0.75 s now). With more candidates than this in the
+# word index, the library is read from its newest article and each one matched, until this
+# many results are found or RANK_WALK_AT_MOST articles were read (a phrase, or a word that
+# other languages' stems make common, finds few results among many candidates: reading on
+# to 2,000 of them read the whole library, 6-7 s).
 RANKED_AT_MOST = 2000
 RANK_WALK_AT_MOST = 6000
 RANK_WALK_STEPS = 3  # each a part of the statement: a common word is ranked after the first
