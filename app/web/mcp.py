@@ -100,7 +100,8 @@ async def get_import_job(job_id: int, ctx: Context[Any]) -> dict[str, Any]:
 async def search_library(
     query: str, ctx: Context[Any], limit: Annotated[int, Field(ge=1, le=MAX_RESULTS)] = 10
 ) -> list[dict[str, Any]]:
-    """Search the library's articles (words, "a phrase", -without); best matches first."""
+    """Search the library's articles (words, "a phrase", -without); best matches first,
+    among the newest 2,000 results when more articles hold the words."""
     _viewer, workspace_id = _member(ctx, Permission.DRAFT_VIEW)
     found = await article_queries.library(
         workspace_id, LibraryFilter(q=one_line(query)[:300], limit=limit)
