@@ -49,6 +49,7 @@ from app.articles.fetching import (
     title_from_filename,
 )
 from app.articles.page_metadata import page_metadata
+from app.articles.processing import article_language
 from app.articles.types import ScrapedArticle, Source, Warning
 from app.core.i18n import _
 from app.egress import (
@@ -198,6 +199,7 @@ class Extracted:
             lead_image=self.lead_image,
             metadata={**self.metadata, **(metadata or {})},
             warnings=self.warnings,
+            language_checked=True,  # read_html read it from the text (pdf_link has none)
         )
 
 
@@ -393,8 +395,12 @@ def read_html(
         title=title,
         byline=_clean(getattr(found, "author", None)),
         site_name=site_name,
-        language=language_of(meta.get("<html lang>", ""), meta.get("content-language", ""),
-                             content_language, meta.get("og:locale", "")),
+        # Read from the text here, in the reader, so the worker's processing need not.
+        language=article_language(
+            language_of(meta.get("<html lang>", ""), meta.get("content-language", ""),
+                        content_language, meta.get("og:locale", "")),
+            text,
+        ),
         published_at=published_at(meta, getattr(found, "date", None)),
         lead_image=http_url(_clean(getattr(found, "image", None)) or meta.get("og:image", ""),
                             final_url) or "",

@@ -95,7 +95,11 @@ def prepare(event: ScrapedArticle) -> PreparedArticle:
         title=clean(event.title, MAX_TITLE),
         byline=byline_without_site(clean(event.byline, MAX_TITLE), clean(event.site_name), url),
         site_name=clean(event.site_name, MAX_TITLE),
-        language=article_language(event.language, text),
+        language=(
+            clean(event.language, MAX_LANGUAGE).lower()
+            if event.language_checked
+            else article_language(event.language, text)
+        ),
         published_at=_aware(event.published_at),
         topic_id=event.topic_id,
         content_json=to_json(event.content).decode(),

@@ -68,6 +68,9 @@ class ScrapedArticle:
     metadata: dict[str, Any] = field(default_factory=dict)  # JSON-able source metadata
     warnings: tuple[Warning, ...] = ()
     arxiv: ArxivData | None = None
+    # True when `language` was already checked against the text's own words (a page reader
+    # did it, `extraction.read_html`): processing keeps it instead of reading the words again.
+    language_checked: bool = False
 
 
 class OutcomeKind(StrEnum):

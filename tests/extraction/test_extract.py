@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
 
 from app.articles import queries as library
-from app.articles.extraction import ExtractionError, Failure, extract, without_site_name
+from app.articles.extraction import ExtractionError, Failure, extract, read_html, without_site_name
+from app.articles.processing import prepare
 from app.articles.services import process_scraped_article
 from app.articles.types import OutcomeKind, Source, Warning
 from app.egress import Egress, use_egress
@@ -347,3 +349,26 @@ async def test_an_unreachable_site_is_a_retryable_error(site: FakeSite, site_egr
         await extract(f"http://127.0.0.1:{port}/news/flood-warning")
     assert caught.value.failure == Failure.UNREACHABLE
     assert caught.value.retryable
+
+
+# The article's language ----------------------------------------------------------------
+
+GERMAN_PAGE = """<!doctype html><html lang="en"><head><title>Wohnungsbau in der Altstadt</title></head>
+<body><article><h1>Wohnungsbau in der Altstadt</h1>
+<p>Die Stadt hat am Dienstag neue Häuser für die Familien der Altstadt gebaut. Der Stadtrat
+sagt, dass die Wohnungen bis zum Sommer fertig sein werden und dass die Mieten nicht steigen.</p>
+<p>Die Bewohner sind mit dem Plan zufrieden, aber sie wollen mehr Grün in den Höfen und eine
+Schule, die auch am Abend offen ist. Der Bau wird von der Stadt und von einer Stiftung bezahlt.</p>
+</article></body></html>"""
+
+
+def test_the_reader_takes_the_language_from_the_text_when_the_page_declares_another():
+    page = read_html(
+        GERMAN_PAGE.encode(), url="https://x.example/a", final_url="https://x.example/a"
+    )
+    assert page.language == "de"  # the template said "en"
+    event = page.scraped(Source.IMPORT)
+    assert event.language_checked  # so processing keeps it, and reads no word of it again
+    assert prepare(replace(event, language="nl")).language == "nl"
+    # An event nobody checked (a feed's entry) is read by processing itself.
+    assert prepare(replace(event, language="en", language_checked=False)).language == "de"
