@@ -20,7 +20,7 @@ import io
 import logging
 import re
 import socket
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 AfterCommit = Callable[[], Awaitable[object]]
+SETTLE_SECONDS = 2.0  # how long a closing pool waits for after-commit work still under way
 MAX_ID = 2**63 - 1  # ids are bigints: asyncpg refuses a larger number outright
 
 
@@ -131,6 +132,7 @@ async def _reset(connection: asyncpg.Connection) -> None:
 
 async def disconnect() -> None:
     global _engine
+    await settle()
     if _engine is not None and _engine.pool is not None:
         await _engine.close_connection_pool()
     _engine = None
@@ -143,13 +145,16 @@ class Tx:
     workspace_id: int | None
     connection: asyncpg.Connection
     after: list[AfterCommit] = field(default_factory=list)
+    unawaited: list[AfterCommit] = field(default_factory=list)  # after_commit(wait=False)
     # Live notices to publish after commit, in one round trip (app.live.notices).
     notices: list[str] = field(default_factory=list)
     lock_timeout: str | None = None  # set for this transaction (`transaction`)
     savepoints: int = 0  # named so far (`savepoint`)
 
-    def after_commit(self, callback: AfterCommit) -> None:
-        self.after.append(callback)
+    def after_commit(self, callback: AfterCommit, *, wait: bool = True) -> None:
+        """Run `callback` once the transaction commits; with `wait=False` the caller goes on
+        meanwhile (a live notice: nothing the caller does next depends on its being sent)."""
+        (self.after if wait else self.unawaited).append(callback)
 
     async def fetch(self, sql: str, *args: Any) -> list[asyncpg.Record]:
         return await self.connection.fetch(sql, *args)
@@ -220,7 +225,9 @@ async def transaction(
                 _current_tx.reset(token)
     finally:
         _stateless.reset(skip_reset)
-    await _run_after_commit(tx)
+    if tx.unawaited:
+        _in_background(_run_after_commit(tx.unawaited))
+    await _run_after_commit(tx.after)
 
 
 # A lock timeout as PostgreSQL reads one ("2s", "500ms"): it is written into the BEGIN.
@@ -326,9 +333,27 @@ def workspace_tx(
     return transaction(workspace_id, lock_timeout=lock_timeout, stateless=stateless)
 
 
-async def _run_after_commit(tx: Tx) -> None:
+# After-commit work no caller waits for; held here until done (the loop keeps weak references).
+_background: set[asyncio.Task[None]] = set()
+
+
+def _in_background(work: Coroutine[Any, Any, None]) -> None:
+    task = asyncio.get_running_loop().create_task(work)
+    _background.add(task)
+    task.add_done_callback(_background.discard)
+
+
+async def settle() -> None:
+    """Let after-commit work still under way finish (a stopping process's last notices)."""
+    if _background:
+        await asyncio.wait(set(_background), timeout=SETTLE_SECONDS)
+
+
+async def _run_after_commit(callbacks: Sequence[AfterCommit]) -> None:
+    if not callbacks:
+        return
     # Notices and wake-ups are independent of each other: send them at once.
-    results = await asyncio.gather(*(callback() for callback in tx.after), return_exceptions=True)
+    results = await asyncio.gather(*(callback() for callback in callbacks), return_exceptions=True)
     for result in results:
         if isinstance(result, RedisConnectionError | RedisTimeoutError):
             # Redis is down: the row is the truth, and the reconcilers and the

@@ -5,6 +5,7 @@ from __future__ import annotations
 from arq.connections import ArqRedis, RedisSettings, create_pool
 from redis.asyncio import ConnectionPool
 
+from app.core import db
 from app.core.config import Settings
 
 _client: ArqRedis | None = None
@@ -47,6 +48,7 @@ def client() -> ArqRedis:
 
 async def disconnect_redis() -> None:
     global _client
+    await db.settle()  # notices committed transactions are still sending need the client
     if _client is not None:
         await _client.aclose()
     _client = None

@@ -145,11 +145,13 @@ class Notices:
 async def live_notices(workspace_id: int) -> AsyncIterator[Notices]:
     """Collect the live notices published on the workspace's channel meanwhile."""
     seen = Notices()
+    await db.settle()  # notices of what came before are out (writers do not wait for them)
     pubsub = core_redis.client().pubsub()
     await pubsub.subscribe(channel(workspace_id))
     await pubsub.get_message(timeout=1.0)  # the subscribe confirmation
     try:
         yield seen
+        await db.settle()
         await asyncio.sleep(0.05)
         while message := await pubsub.get_message(ignore_subscribe_messages=True, timeout=0.2):
             seen.topics.append(json.loads(message["data"])["topic"])

@@ -194,3 +194,17 @@ async def test_a_transactions_notices_go_out_once_each_in_order(services, people
         publish_after_commit(tx, "counter")  # says nothing the first did not
         publish_after_commit(tx, "counter", article_id=7)
     assert seen.topics == ["counter", "library", "counter"]
+
+
+async def test_a_writer_does_not_wait_for_its_notices_and_they_still_go_out(
+    services, people, redis
+):
+    workspace_id = await _workspace(people)
+    async with live_notices(workspace_id) as seen:
+        await redis.execute_command("CLIENT", "PAUSE", 1000, "WRITE")  # PUBLISH waits a second
+        started = asyncio.get_running_loop().time()
+        async with db.workspace_tx(workspace_id) as tx:
+            publish_after_commit(tx, "counter")
+        assert asyncio.get_running_loop().time() - started < 0.5  # committed and gone on
+        assert seen.topics == []
+    assert seen.topics == ["counter"]  # sent once Redis took it (live_notices settles)
