@@ -70,13 +70,19 @@ async def _row_forms(page: Page, path: str, count: int) -> list[dict]:  # type: 
     return forms  # type: ignore[no-any-return]
 
 
+async def _signed_in_newsroom(browser: Browser, server: Server, watch: PageWatch, people, size):  # type: ignore[no-untyped-def]
+    """A page signed in to `_newsroom` at `size` (PHONE or DESK), and the topic's id."""
+    person, topic = await _newsroom(people)
+    ctx = await _watched_context(browser, server.url, watch, **size)
+    page = await ctx.new_page()
+    await sign_in_page(page, person.email, PASSWORD)
+    return ctx, page, topic
+
+
 async def test_row_forms_stack_full_width_on_a_phone_with_44px_buttons(
     browser: Browser, server: Server, services: None, people, watch: PageWatch
 ):
-    person, topic = await _newsroom(people)
-    ctx = await _watched_context(browser, server.url, watch, **PHONE)
-    page = await ctx.new_page()
-    await sign_in_page(page, person.email, PASSWORD)
+    ctx, page, topic = await _signed_in_newsroom(browser, server, watch, people, PHONE)
     for path, count in PAGES.items():
         for form in await _row_forms(page, path.format(topic=topic), count):
             assert not form["row"], (path, form)
@@ -94,10 +100,7 @@ async def test_row_forms_stack_full_width_on_a_phone_with_44px_buttons(
 async def test_row_forms_stay_a_row_on_a_desk(
     browser: Browser, server: Server, services: None, people, watch: PageWatch
 ):
-    person, topic = await _newsroom(people)
-    ctx = await _watched_context(browser, server.url, watch, **DESK)
-    page = await ctx.new_page()
-    await sign_in_page(page, person.email, PASSWORD)
+    ctx, page, topic = await _signed_in_newsroom(browser, server, watch, people, DESK)
     for path, count in PAGES.items():
         for form in await _row_forms(page, path.format(topic=topic), count):
             assert form["row"], (path, form)
