@@ -166,13 +166,9 @@ async def rename_workspace(workspace_id: int, name: str, *, actor_user_id: int) 
     page (every request reads it with the session); Activity keeps the old one."""
     name = _checked_workspace_name(name)
     async with db.workspace_tx(workspace_id) as tx:
-        old = await tx.fetchval(
-            "SELECT name FROM workspaces WHERE id = $1 FOR NO KEY UPDATE", workspace_id
+        old = await _owned_workspace_name(
+            tx, workspace_id, actor_user_id, _("Only an owner can rename the workspace.")
         )
-        if old is None:
-            raise AccountError(_("This workspace does not exist any more."), status=404)
-        if await _member_role(tx, actor_user_id) != Role.OWNER:
-            raise AccountError(_("Only an owner can rename the workspace."), status=403)
         if name != old:
             await tx.execute("UPDATE workspaces SET name = $2 WHERE id = $1", workspace_id, name)
             await record(
@@ -389,20 +385,31 @@ async def delete_workspace(workspace_id: int, typed_name: str, *, actor_user_id:
         await access_changed(user_id)
 
 
+async def _owned_workspace_name(
+    tx: db.Tx, workspace_id: int, actor_user_id: int, refusal: str
+) -> str:
+    """The workspace's name, its row locked for a rename or deletion; AccountError (404, or 403
+    with `refusal`) unless it exists and `actor_user_id` owns it."""
+    # NO KEY UPDATE: one such change at a time, while workers may still insert (their
+    # foreign keys take KEY SHARE) until a deletion removes the workspace row itself, last.
+    name = await tx.fetchval(
+        "SELECT name FROM workspaces WHERE id = $1 FOR NO KEY UPDATE", workspace_id
+    )
+    if name is None:
+        raise AccountError(_("This workspace does not exist any more."), status=404)
+    if await _member_role(tx, actor_user_id) != Role.OWNER:
+        raise AccountError(refusal, status=403)
+    return str(name)
+
+
 async def _delete_workspace_rows(
     workspace_id: int, typed_name: str, actor_user_id: int
 ) -> list[int]:
     """The deletion's transaction; the members it had."""
     async with db.workspace_tx(workspace_id) as tx:
-        # NO KEY UPDATE: one deletion at a time, while workers may still insert (their
-        # foreign keys take KEY SHARE) until the workspace row itself goes, last.
-        name = await tx.fetchval(
-            "SELECT name FROM workspaces WHERE id = $1 FOR NO KEY UPDATE", workspace_id
+        name = await _owned_workspace_name(
+            tx, workspace_id, actor_user_id, _("Only an owner can delete the workspace.")
         )
-        if name is None:
-            raise AccountError(_("This workspace does not exist any more."), status=404)
-        if await _member_role(tx, actor_user_id) != Role.OWNER:
-            raise AccountError(_("Only an owner can delete the workspace."), status=403)
         if typed_name.strip() != name:
             raise AccountError(
                 _("Type the workspace's name exactly as it is shown."), field="confirm_name"
