@@ -96,7 +96,7 @@ def prepare(event: ScrapedArticle) -> PreparedArticle:
         byline=byline_without_site(clean(event.byline, MAX_TITLE), clean(event.site_name), url),
         site_name=clean(event.site_name, MAX_TITLE),
         language=(
-            clean(event.language, MAX_LANGUAGE).lower()
+            language_tag(event.language)
             if event.language_checked
             else article_language(event.language, text)
         ),
@@ -143,6 +143,11 @@ def _host(url: str) -> str:
     return url.split("//", 1)[-1].split("/", 1)[0].split(":", 1)[0]
 
 
+def language_tag(declared: str) -> str:
+    """A language as stored: one clean, lower-case line of at most MAX_LANGUAGE characters."""
+    return clean(declared, MAX_LANGUAGE).lower()
+
+
 def article_language(declared: str, text: str) -> str:
     """The content's language: the page's tag, unless its words say another language.
 
@@ -150,7 +155,7 @@ def article_language(declared: str, text: str) -> str:
     that declares "en" over German text is still indexed as German - the
     same order of preference as the analyser's (app.analysis.local).
     """
-    tag = clean(declared, MAX_LANGUAGE).lower()
+    tag = language_tag(declared)
     detected = language.detect(first_words(text[:40_000], language.SAMPLE_WORDS))
     return detected if detected and detected != language.declared(tag) else tag
 
