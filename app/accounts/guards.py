@@ -35,13 +35,19 @@ def signed_in(connection: ASGIConnection, _handler: BaseRouteHandler) -> None:
     viewer_of(connection)
 
 
-def allows(permission: Permission) -> Guard:
-    """A guard admitting members whose role grants `permission` in their workspace."""
+def allows(permission: Permission, refusal: str | None = None) -> Guard:
+    """A guard admitting members whose role grants `permission` in their workspace.
+
+    `refusal` (marked with N_, translated when it is said) tells the others what their
+    role does not allow, instead of the general "does not allow this".
+    """
 
     def guard(connection: ASGIConnection, _handler: BaseRouteHandler) -> None:
         viewer, _workspace_id = member_of(connection)
         if not viewer.can(permission):
-            raise PermissionDeniedException(_("Your role in this workspace does not allow this."))
+            raise PermissionDeniedException(
+                _(refusal) if refusal else _("Your role in this workspace does not allow this.")
+            )
 
     guard.__name__ = f"allows_{permission.value.replace('.', '_')}"
     return guard

@@ -1,7 +1,8 @@
 """The import pages, their live streams, and the imports API.
 
-Reading needs draft.view; creating and every command need articles.import
-(the API needs it throughout). Commands are plain forms that redirect back,
+Who may do what is app.imports.access, for the pages, the API and MCP alike:
+following a job is reading the library (draft.view); creating one and every
+command need articles.import. Commands are plain forms that redirect back,
 so they work without JavaScript; a refused list comes back as typed, with
 the reason and a 400.
 """
@@ -20,12 +21,11 @@ from litestar.params import FromPath, JSONBody
 from litestar.response import Redirect, Template
 
 from app.accounts.guards import allows, member_of
-from app.accounts.roles import Permission
 from app.accounts.types import Viewer
 from app.articles.types import ArticleNotFound, Source
 from app.core import config
 from app.core.i18n import _, translate_stored
-from app.imports import queries, services
+from app.imports import access, queries, services
 from app.imports.labels import TEMPLATE_HELPERS
 from app.imports.parsing import ParsedUrls, parse_urls
 from app.imports.types import (
@@ -43,7 +43,8 @@ from app.web.templating import render_block
 
 INDEX = "imports/index.html"
 SHOW = "imports/show.html"
-MANAGE = [allows(Permission.ARTICLES_IMPORT)]
+FOLLOW = [allows(access.FOLLOW)]
+MANAGE = [allows(access.MANAGE, refusal=access.NOT_ALLOWED)]
 MAX_TEXT = 2_000_000  # characters of pasted text: ~5,000 long URLs and then some
 MAX_PREFILL = 6000  # characters carried to the import page in its address
 
@@ -69,7 +70,7 @@ def _show_context(viewer: Viewer, job: JobView, items: ItemsPage) -> dict[str, A
         "viewer": viewer,
         "job": job,
         "item_page": items,
-        "can_manage": viewer.can(Permission.ARTICLES_IMPORT),
+        "can_manage": viewer.can(access.MANAGE),
         "stream_url": f"/articles/import/{job.id}/stream?page={items.page}",
         **TEMPLATE_HELPERS,
     }
@@ -93,7 +94,7 @@ async def _command(request: Request, job_id: int, command: Command) -> Redirect:
 
 class ImportsController(Controller):
     path = "/articles/import"
-    guards = [allows(Permission.DRAFT_VIEW)]
+    guards = FOLLOW
 
     async def _index(
         self, request: Request, text: str, *, error: str | None = None, status_code: int = 200
@@ -108,7 +109,7 @@ class ImportsController(Controller):
             parsed=_parsed(text),
             error=error,
             jobs=await queries.recent_jobs(workspace_id),
-            can_manage=viewer.can(Permission.ARTICLES_IMPORT),
+            can_manage=viewer.can(access.MANAGE),
             bookmarklet=bookmarklet(config.active().base_url),
             **TEMPLATE_HELPERS,
         )
@@ -245,7 +246,7 @@ class SaveController(Controller):
     """One link saved as a one-item job, from wherever people save links."""
 
     path = "/save"
-    guards = [allows(Permission.DRAFT_VIEW)]
+    guards = FOLLOW
 
     @get("/")
     async def form(self, request: Request) -> Template:
@@ -260,7 +261,7 @@ class SaveController(Controller):
             text=_parsed(text).valid[0] if _parsed(text).valid else text,
             error=None,
             job=None,
-            can_manage=viewer.can(Permission.ARTICLES_IMPORT),
+            can_manage=viewer.can(access.MANAGE),
         )
 
     @post("/", guards=MANAGE)
@@ -434,12 +435,13 @@ async def create_from_api(
 
 
 class ImportsApi(Controller):
-    """Bulk imports over the API; everything needs articles.import."""
+    """Bulk imports over the API: following a job as the pages do (draft.view); starting
+    and steering one needs articles.import (app.imports.access)."""
 
     path = "/imports"
-    guards = [allows(Permission.ARTICLES_IMPORT)]
+    guards = FOLLOW
 
-    @post("/", status_code=201)
+    @post("/", status_code=201, guards=MANAGE)
     async def create(self, request: Request, data: JSONBody[Any]) -> dict[str, Any]:
         viewer, workspace_id = member_of(request)
         return await create_from_api(workspace_id, _urls_of(data), actor_user_id=viewer.user_id)
@@ -459,23 +461,23 @@ class ImportsApi(Controller):
         await _command(request, job_id, command)
         return job_json(await _job_or_404(member_of(request)[1], job_id))
 
-    @post("/{job_id:int}/pause", status_code=200)
+    @post("/{job_id:int}/pause", status_code=200, guards=MANAGE)
     async def pause(self, request: Request, job_id: FromPath[int]) -> dict[str, Any]:
         return await self._after(request, job_id, services.pause)
 
-    @post("/{job_id:int}/resume", status_code=200)
+    @post("/{job_id:int}/resume", status_code=200, guards=MANAGE)
     async def resume(self, request: Request, job_id: FromPath[int]) -> dict[str, Any]:
         return await self._after(request, job_id, services.resume)
 
-    @post("/{job_id:int}/cancel", status_code=200)
+    @post("/{job_id:int}/cancel", status_code=200, guards=MANAGE)
     async def cancel(self, request: Request, job_id: FromPath[int]) -> dict[str, Any]:
         return await self._after(request, job_id, services.cancel)
 
-    @post("/{job_id:int}/retry-failed", status_code=200)
+    @post("/{job_id:int}/retry-failed", status_code=200, guards=MANAGE)
     async def retry_failed(self, request: Request, job_id: FromPath[int]) -> dict[str, Any]:
         return await self._after(request, job_id, services.retry_failed)
 
-    @delete("/{job_id:int}", status_code=204)
+    @delete("/{job_id:int}", status_code=204, guards=MANAGE)
     async def delete_job(self, request: Request, job_id: FromPath[int]) -> None:
         await _command(request, job_id, services.delete)
 
@@ -484,7 +486,7 @@ class FetchAgainApi(Controller):
     """The reader's "Fetch again" over the API, beside the articles API's other commands."""
 
     path = "/articles"
-    guards = [allows(Permission.ARTICLES_IMPORT)]
+    guards = MANAGE
 
     @post("/{article_id:int}/fetch-again", status_code=201)
     async def fetch_again(self, request: Request, article_id: FromPath[int]) -> dict[str, Any]:

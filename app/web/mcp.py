@@ -32,6 +32,7 @@ from app.articles.types import ArticleNotFound, LibraryFilter, Source
 from app.core.config import Settings
 from app.core.db import is_id
 from app.core.i18n import _
+from app.imports import access as import_access
 from app.imports import queries as import_queries
 from app.imports import services as import_services
 from app.imports.controllers import create_from_api, items_json, job_json
@@ -54,14 +55,19 @@ server: MCPServer[Any] = MCPServer(
 )
 
 
-def _member(ctx: Context[Any], permission: Permission) -> tuple[Viewer, int]:
-    """The token's member and workspace; ToolError when their role does not allow it."""
+def _member(
+    ctx: Context[Any], permission: Permission, refusal: str | None = None
+) -> tuple[Viewer, int]:
+    """The token's member and workspace; ToolError when their role does not allow it
+    (`refusal`, marked with N_, says what instead of the general words)."""
     request = ctx.request_context.request
     viewer = request.scope.get("user") if request is not None else None
     if not isinstance(viewer, Viewer) or viewer.workspace_id is None:
         raise ToolError(_("Send an API token of a workspace member (Authorization: Bearer)."))
     if not viewer.can(permission):
-        raise ToolError(_("Your role in this workspace does not allow this."))
+        raise ToolError(
+            _(refusal) if refusal else _("Your role in this workspace does not allow this.")
+        )
     return viewer, viewer.workspace_id
 
 
@@ -77,7 +83,7 @@ async def import_articles_from_urls(
 
     Returns the job id to follow with get_import_job, how many URLs it holds, and
     which entries were left out (invalid, or repeated) with the reason."""
-    viewer, workspace_id = _member(ctx, Permission.ARTICLES_IMPORT)
+    viewer, workspace_id = _member(ctx, import_access.MANAGE, import_access.NOT_ALLOWED)
     try:
         return await create_from_api(
             workspace_id, urls, actor_user_id=viewer.user_id, source=Source.API
@@ -89,7 +95,7 @@ async def import_articles_from_urls(
 @server.tool()
 async def get_import_job(job_id: int, ctx: Context[Any]) -> dict[str, Any]:
     """An import job's status and counters, with its first 100 URLs and their states."""
-    _viewer, workspace_id = _member(ctx, Permission.ARTICLES_IMPORT)
+    _viewer, workspace_id = _member(ctx, import_access.FOLLOW)
     job = await import_queries.job(workspace_id, job_id) if is_id(job_id) else None
     if job is None:
         raise ToolError(_("There is no import job %(id)s in this workspace.") % {"id": job_id})
@@ -148,7 +154,7 @@ async def fetch_article_again(article_id: int, ctx: Context[Any]) -> dict[str, A
     """Fetch again the page of an article saved behind a cookie-consent wall (its warnings
     hold probable_consent_wall); unless the page is a wall again, the article (same id) then
     holds the real text. Returns the job id to follow with get_import_job."""
-    viewer, workspace_id = _member(ctx, Permission.ARTICLES_IMPORT)
+    viewer, workspace_id = _member(ctx, import_access.MANAGE, import_access.NOT_ALLOWED)
     if not is_id(article_id):
         raise _no_article(article_id)
     try:

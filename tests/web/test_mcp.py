@@ -25,6 +25,7 @@ from app.articles.services import process_scraped_article
 from app.articles.types import Warning
 from app.core import config
 from app.imports import queries as import_queries
+from app.imports import services as import_services
 from tests.articles.helpers import article_event
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -196,6 +197,33 @@ async def test_the_tokens_role_applies(server_url, people):
         assert refused.is_error
         assert "role" in refused.content[0].text
         assert not (await client.call_tool("search_library", {"query": "x"})).is_error
+
+
+async def test_every_role_follows_a_job_and_editors_and_up_start_one(server_url, people):
+    """The rule of the pages and the API (app.imports.access): every member reads a job;
+    starting one (and fetching an article again) needs articles.import."""
+    for role in ("owner", "admin", "editor", "viewer"):
+        token, workspace_id = await token_of(people, role)
+        job_id = await import_services.create_job(
+            workspace_id, ["https://news.example/a"], actor_user_id=None
+        )
+        async with connect(server_url, token) as client:
+            job = await client.call_tool("get_import_job", {"job_id": job_id})
+            started = await client.call_tool(
+                "import_articles_from_urls", {"urls": ["https://news.example/b"]}
+            )
+            again = await client.call_tool("fetch_article_again", {"article_id": 1})
+        assert not job.is_error, role
+        assert [i["url"] for i in answer(job)["items"]] == ["https://news.example/a"], role
+        if role == "viewer":
+            for refused in (started, again):
+                assert refused.is_error
+                assert refused.content[0].text.endswith(
+                    ": Your role in this workspace lets you follow imports, not start or change them."
+                )
+        else:
+            assert not started.is_error, role
+            assert answer(started)["total_urls"] == 1
 
 
 async def test_another_workspaces_job_is_not_found(server_url, people, editor_token):
