@@ -49,8 +49,9 @@ MAX_TEXT = 2_000_000  # characters of pasted text: ~5,000 long URLs and then som
 MAX_PREFILL = 6000  # characters carried to the import page in its address
 
 
-def _parsed(text: str) -> ParsedUrls:
-    return parse_urls(text[:MAX_TEXT], max_urls=config.active().import_max_urls)
+def _parsed(text: str, *, listed: bool = False) -> ParsedUrls:
+    """Pasted text; `listed`: a list a program sent, where a word is an invalid entry."""
+    return parse_urls(text[:MAX_TEXT], max_urls=config.active().import_max_urls, listed=listed)
 
 
 def _page_number(request: Request) -> int:
@@ -415,8 +416,11 @@ def _urls_of(data: Any) -> list[str]:
 async def create_from_api(
     workspace_id: int, urls: list[str], *, actor_user_id: int, source: Source = Source.API
 ) -> dict[str, Any]:
-    """Shared by the API and the MCP tool: the job, and what was left out and why."""
-    parsed = _parsed("\n".join(urls))
+    """Shared by the API and the MCP tool: the job, and what was left out and why.
+
+    Every entry of the list was meant as a URL: one that is not ("hello") is invalid,
+    not prose left out as on the import page."""
+    parsed = _parsed("\n".join(urls), listed=True)
     try:
         job_id = await services.create_job(
             workspace_id, parsed.valid, actor_user_id=actor_user_id, source=source

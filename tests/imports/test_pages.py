@@ -54,6 +54,31 @@ async def test_the_live_counter_uses_parse_urls_on_the_server(client, editor):
     assert "1 duplicate" in response.text
 
 
+async def test_the_live_counter_says_how_many_words_were_left_out(client, editor):
+    """Prose around the links is not "invalid": it is counted apart, so a pasted mail
+    shows its real mistakes (a scheme typo, a link without https://) among the invalid."""
+    text = (
+        "Hi desk, see https://news.example/a and https://news.example/b.\n"
+        "Also htp://news.example/c and news.example/d - thanks, Tom"
+    )
+    response = await client.post(
+        "/articles/import/check",
+        data={"urls": text, "_csrf_token": csrf_of(client)},
+        headers={"datastar-request": "true"},
+    )
+    assert "2 valid" in response.text
+    assert "2 invalid" in response.text
+    assert "htp://news.example/c" in response.text
+    assert "news.example/d" in response.text
+    assert "8 words that are not web addresses were left out." in response.text
+    plain = await client.post(
+        "/articles/import/check",
+        data={"urls": "https://news.example/a", "_csrf_token": csrf_of(client)},
+        headers={"datastar-request": "true"},
+    )
+    assert "left out" not in plain.text
+
+
 async def test_the_quick_add_prefill_fills_the_textarea(client, editor):
     page = await client.get(
         "/articles/import", params={"urls": "https://a.example/1\nhttps://a.example/2"}
@@ -218,6 +243,21 @@ async def test_api_refuses_bad_bodies_with_a_message(client, people, body):
     response = await client.post("/api/v1/imports", json=body, headers=auth)
     assert response.status_code == 400
     assert response.json()["detail"]
+
+
+async def test_api_lists_an_entry_that_is_no_web_address_as_invalid(client, people):
+    """A program's list has no prose around its links: "hello" is reported, not dropped."""
+    auth, _workspace = await token_for(people)
+    urls = ["https://news.example/a", "hello", "news.example/b"]
+    response = await client.post("/api/v1/imports", json={"urls": urls}, headers=auth)
+    assert response.status_code == 201
+    assert response.json()["invalid"] == [
+        {"url": "hello", "reason": "This is not a web address (http or https)."},
+        {
+            "url": "news.example/b",
+            "reason": "Add https:// in front: only web addresses can be imported.",
+        },
+    ]
 
 
 async def test_api_needs_articles_import(client, people):

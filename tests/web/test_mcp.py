@@ -226,6 +226,21 @@ async def test_every_role_follows_a_job_and_editors_and_up_start_one(server_url,
             assert answer(started)["total_urls"] == 1
 
 
+async def test_a_listed_word_is_invalid_not_left_out(server_url, editor_token):
+    """An assistant's list has no prose: an entry that is no web address is reported."""
+    token, _workspace = editor_token
+    async with connect(server_url, token) as client:
+        created = answer(
+            await client.call_tool(
+                "import_articles_from_urls", {"urls": ["https://news.example/a", "hello"]}
+            )
+        )
+    assert created["total_urls"] == 1
+    assert created["invalid"] == [
+        {"url": "hello", "reason": "This is not a web address (http or https)."}
+    ]
+
+
 async def test_another_workspaces_job_is_not_found(server_url, people, editor_token):
     token, _workspace = editor_token
     other_token, _other = await token_of(people, "editor")
