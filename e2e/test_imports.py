@@ -51,11 +51,13 @@ async def test_paste_five_urls_and_watch_them_live_in_two_browsers(
     await sign_in_page(second_page, editor.email, PASSWORD)
 
     await page.goto("/articles/import")
-    await page.fill("#import-urls", "\n".join([*slow_pages, slow_pages[0], "ftp://nope.example/"]))
+    pasted = [*slow_pages, slow_pages[0], "ftp://nope.example/", "Thanks!"]
+    await page.fill("#import-urls", "\n".join(pasted))
     counter = page.locator("#import-counter")
     await expect(counter).to_contain_text("5 valid")  # the server's parse_urls, as typed
     await expect(counter).to_contain_text("1 invalid")
     await expect(counter).to_contain_text("1 duplicate")
+    await expect(counter).to_contain_text("1 word that is not a web address was left out.")
     await page.click("#import-form button[type=submit]")
     await page.wait_for_url("**/articles/import/*")
     job_url = page.url
