@@ -44,7 +44,7 @@ _SCHEME = re.compile(r"[a-z][a-z0-9+.-]*:(?![0-9]|$)", re.IGNORECASE)
 # "3.5" or "e.g" or "U.S"; an entry only with a path after it or "www." before it, so
 # "README.md", "Node.js" and "end.Next" in a mail stay words.
 _LABEL = r"[^\W_](?:[\w-]*[^\W_])?"
-_HOST = re.compile(rf"(?:{_LABEL}\.)+(?:[^\W\d_]{{2,}}|xn--[a-z0-9-]+)(?::[0-9]+)?", re.IGNORECASE)
+_HOST = re.compile(rf"(?:{_LABEL}\.)+(?:xn--[a-z0-9-]+|[^\W\d_]{{2,}})(?::[0-9]+)?", re.IGNORECASE)
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,8 @@ def test_separators_wrappers_and_punctuation(raw, valid):
         ("mailto:desk@news.example", ["mailto:desk@news.example"]),
         ("news.example/a", ["news.example/a"]),  # no scheme: not guessed
         ("www.news.example", ["www.news.example"]),  # no scheme, but www.
+        ("nachrichten.xn--p1ai/a", ["nachrichten.xn--p1ai/a"]),  # a punycode top level
+        ("новости.рф/a", ["новости.рф/a"]),  # an IDN host
         ("htp://news.example/a", ["htp://news.example/a"]),  # a typo in the scheme
         ("http//news.example/a", ["http//news.example/a"]),  # the colon lost
         ("//news.example/a", ["//news.example/a"]),  # protocol-relative
