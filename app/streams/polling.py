@@ -28,9 +28,10 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from app.articles.extraction import failure_of
 from app.core import db, leases
 from app.core.i18n import _
-from app.egress import EgressError, RateLimited
+from app.egress import EgressError, HttpStatusError, RateLimited
 from app.streams import platforms, resolver, services
 from app.streams.providers import (
+    AccountNotFound,
     BudgetExhausted,
     Credential,
     CredentialRejected,
@@ -46,6 +47,7 @@ from app.streams.providers import (
 from app.streams.schedule import (
     Outcome,
     after_failure,
+    after_not_found,
     after_outage,
     after_rate_limit,
     after_rejection,
@@ -185,6 +187,11 @@ class _NotFound(Exception):
         self.handle = handle
 
 
+# What an account's feed answers when the account is gone since it was resolved (the handle
+# cache keeps a found account for 10 minutes): Mastodon's statuses, a YouTube or RSS feed.
+_GONE = frozenset({404, 410})
+
+
 async def _call(
     provider: Provider, source: LeasedSource, credential: Credential | None, limit: int
 ) -> Page:
@@ -196,6 +203,14 @@ async def _call(
         if actor is None:
             raise _NotFound(handle)
         request = FetchRequest(actor=actor, cursor=source.cursor, limit=limit)
+        try:
+            return await fetch(provider, source.kind, credential, request)
+        except AccountNotFound:
+            raise _NotFound(handle) from None
+        except HttpStatusError as error:
+            if error.status in _GONE:
+                raise _NotFound(handle) from None
+            raise
     return await fetch(provider, source.kind, credential, request)
 
 
@@ -278,8 +293,10 @@ async def _poll(source: LeasedSource, jitter: float, lease: leases.Lease) -> Non
         await services.finish(source, _failed(source, jitter), error.message)
         return
     except _NotFound as missing:
+        # The platform's answer, not a failure to ask: said at once (a timeout is retried).
         message = services.handle_not_found(source.provider, missing.handle)
-        await services.finish(source, _failed(source, jitter), message)
+        outcome = after_not_found(source.interval_ms, source.consecutive_failures, jitter=jitter)
+        await services.finish(source, outcome, message)
         return
     finally:
         if grant is not None and rule is not None and rule.per_item:

@@ -3,6 +3,8 @@
 success        -> ready, next poll after the interval +/-20 %
 failure n      -> interval x 2^n +/-20 %, never more than 30 min; n >= 3: error
                   (still retried at the cap: never a silent permanent stop)
+not found      -> error at once (the platform answered: no such account), retried on the
+                  same back-off (an account made later, or a feed back, heals)
 429/Retry-After-> rate_limited until then (not a failure: the host is fine)
 our Redis down -> the next failure's back-off, stale (or pending), not counted: our outage,
                   not the source's, never makes it `error`
@@ -49,6 +51,16 @@ def after_failure(
     else:
         state = SourceState.STALE if polled_before else SourceState.PENDING
     return Outcome(state, _backoff(interval_ms, failures, jitter), failures)
+
+
+def after_not_found(interval_ms: int, failures_before: int, *, jitter: float = 0.0) -> Outcome:
+    """The platform answered that the account (or feed) does not exist: a permanent answer,
+    so the source is `error` at once - its columns say so after this first poll instead of
+    "Fetching the first posts..." until the third. A timeout is no answer (`after_failure`).
+    Still retried on the back-off: a 404 costs the platform little, and a handle made later
+    (or a feed back after a move) heals by itself."""
+    failures = failures_before + 1
+    return Outcome(SourceState.ERROR, _backoff(interval_ms, failures, jitter), failures)
 
 
 def after_outage(

@@ -11,6 +11,7 @@ from app.streams.providers import dedup_key
 from app.streams.queries import CursorInvalid, decode_cursor, effective_interval_ms, encode_cursor
 from app.streams.schedule import (
     after_failure,
+    after_not_found,
     after_rate_limit,
     after_success,
     aggregate_state,
@@ -205,6 +206,15 @@ def test_next_polls_jitter_back_off_and_cap():
     assert (limited.state, limited.delay_s, limited.failures) == (SourceState.RATE_LIMITED, 300, 2)
 
 
+def test_not_found_is_an_error_at_the_first_answer_and_asked_again_on_the_back_off():
+    # "Fetching the first posts..." stayed until the third poll that heard "not found".
+    first = after_not_found(120_000, 0)
+    assert (first.state, first.delay_s, first.failures) == (SourceState.ERROR, 240, 1)
+    assert after_not_found(120_000, 5, jitter=1).delay_s == 1800  # capped, never a stop
+    # A failure that is no answer (a timeout) still waits for the third before `error`.
+    assert after_failure(120_000, 0, polled_before=False).state == SourceState.PENDING
+
+
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 
 
@@ -246,8 +256,9 @@ def test_a_columns_state_is_the_worst_of_its_sources(states, has_items, expected
 
 def test_a_source_retrying_beside_working_ones_makes_the_column_partial_not_pending():
     # A column showing posts said "Fetching the first posts..." while an account it lists
-    # was not found, for as long as that source retried (minutes, backing off).
-    missing = replace(_source(SourceState.PENDING, polled=None), last_error="x was not found.")
+    # was not found, for as long as that source retried (minutes, backing off). Not found is
+    # `error` at once now (after_not_found); a source retrying after a timeout is this case.
+    missing = replace(_source(SourceState.PENDING, polled=None), last_error="Timed out.")
     ready = _source(SourceState.READY)
     assert aggregate_state([ready, missing], paused=False, has_items=True, now=NOW) == "partial"
     assert aggregate_state([missing], paused=False, has_items=False, now=NOW) == "pending"

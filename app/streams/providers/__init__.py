@@ -58,6 +58,11 @@ class CredentialRejected(ProviderError):
     retrying soon cannot help, so the source is `error` at once (still retried at the cap)."""
 
 
+class AccountNotFound(ProviderError):
+    """The platform answered that the account it was asked to read does not exist (Bluesky's
+    "Profile not found"): as a handle that does not resolve, the source is `error` at once."""
+
+
 class ProviderRefused(ProviderError):
     """The platform refuses this without an account (Bluesky's keyless search, say): the
     source is `unsupported` until the workspace gives the provider a key."""

@@ -57,6 +57,7 @@ from app.safe_content import (
 from app.safe_content.fit import fit
 from app.safe_content.textutil import clean_text
 from app.streams.providers import (
+    AccountNotFound,
     Actor,
     BaseProvider,
     Connected,
@@ -93,6 +94,8 @@ _HANDLE = re.compile(
 _DID = re.compile(r"did:[a-z]+:[a-zA-Z0-9._:%-]{1,2000}")
 _APP_PASSWORD = re.compile(r"[a-z0-9]{4}-[a-z0-9]{4}-[a-z0-9]{4}-[a-z0-9]{4}")
 _EXPIRED = frozenset({"ExpiredToken", "InvalidToken"})
+# What the AppView says (400 InvalidRequest) of an actor it does not know or no longer has.
+_NO_PROFILE = frozenset({"Profile not found"})
 
 
 # Sessions --------------------------------------------------------------------------------
@@ -279,6 +282,8 @@ async def _call(
             )
         )
     said = str(data.get("message") or error or fetched.status)[:200]
+    if fetched.status == 400 and said in _NO_PROFILE:
+        raise AccountNotFound(_("Bluesky has no such account."))
     raise ProviderError(_("Bluesky refused the request: %(m)s") % {"m": said})
 
 
