@@ -30,7 +30,7 @@ from app.streams import queries as streams
 from app.streams import services as columns
 from app.streams.types import ColumnType, NotFound, SpecInvalid, StreamsError
 from app.wall import editor, queries, services, widths
-from app.wall.labels import TEMPLATE_HELPERS, fetch_times_told, refresh_told
+from app.wall.labels import TEMPLATE_HELPERS, fetch_times_told, missing_told, refresh_told
 from app.wall.live import (
     WALL,
     WallView,
@@ -229,18 +229,20 @@ class WallController(Controller):
         status: int = 200,
     ) -> Response[Any]:
         viewer, workspace_id = member_of(request)
+        connections = await streams.connections(workspace_id)
+        hints = editor.query_hints(typed.query, await editor.budgets_off(workspace_id))
         context = {
             "typed": typed,
             "column_id": column_id,
             "errors": errors or {},
             "types": list(ColumnType),
-            "connections": await streams.connections(workspace_id),
+            "connections": connections,
             "platforms": editor.PLATFORMS,
-            "hints": editor.query_hints(typed.query, await editor.budgets_off(workspace_id)),
+            "hints": hints,
             "account_rows": [],
             "intervals": editor.INTERVAL_CHOICES,
             "limits": editor.LIMITS,
-            "effective_ms": editor.effective_interval(typed),
+            "effective": editor.effective_label(typed, hints, connections),
             **wall_context(Wall(()), viewer),
             # The drawer is patched outside a Template response: its form carries the token.
             "csrf_token": lambda: csrf_token({"request": request}),
@@ -278,7 +280,7 @@ class WallController(Controller):
             return await self._editor(
                 request, typed, errors=editor.field_errors(error.errors), status=422
             )
-        return _closed(request, column_id)
+        return _closed(request, column_id, await _missing_told(workspace_id, typed))
 
     @post(
         "/columns/{column_id:int}", guards=MANAGE, opt={FORM_PAGE: "/wall/columns/{column_id}/edit"}
@@ -298,7 +300,7 @@ class WallController(Controller):
                 errors=editor.field_errors(error.errors),
                 status=422,
             )
-        return _closed(request)
+        return _closed(request, told=await _missing_told(workspace_id, typed))
 
     @get("/editor/hints", guards=MANAGE)
     async def hints(self, request: Request) -> DatastarResponse:
@@ -354,11 +356,21 @@ class WallController(Controller):
         return Redirect(f"/wall#col-{column_id}", status_code=303)
 
 
-def _closed(request: Request, created: int | None = None) -> Response[Any]:
+async def _missing_told(workspace_id: int, typed: editor.Typed) -> str:
+    """The accounts of a saved account list that their platforms do not know, said at once."""
+    missing = await editor.missing_accounts(workspace_id, typed)
+    every = len(missing) == len(editor.account_lines(typed.accounts)[: editor.MAX_ACCOUNTS])
+    title = typed.title.strip()
+    return missing_told(title, [(r.line, r.platform) for r in missing], every=every)
+
+
+def _closed(request: Request, created: int | None = None, told: str = "") -> Response[Any]:
     """A saved editor: it closes; the live stream brings the column. A new column is named, so
-    the page takes its maker to it (static/js/wall.js): it is added at the end, off screen."""
+    the page takes its maker to it (static/js/wall.js): it is added at the end, off screen.
+    `told`: what the person should know at once (accounts not found), in the wall's notice."""
     if is_datastar(request):
-        return DatastarResponse(SSE.patch_elements(closed_editor(created)))
+        closed = SSE.patch_elements(closed_editor(created))
+        return DatastarResponse([closed, _notice(request, told)] if told else closed)
     return Redirect(f"/wall#col-{created}" if created else "/wall", status_code=303)
 
 

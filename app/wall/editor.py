@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -25,8 +25,8 @@ from app.streams.platforms import (
 )
 from app.streams.providers import ProviderError, provider_for
 from app.streams.spec import MAX_ACCOUNTS, MAX_QUERY, MAX_TITLE
-from app.streams.types import ColumnType, ColumnView, SourceKind, Unsupported
-from app.wall.labels import PLATFORMS_SETTINGS
+from app.streams.types import ColumnType, ColumnView, ConnectionView, SourceKind, Unsupported
+from app.wall.labels import PLATFORMS_SETTINGS, interval_label, paces_label
 
 # The fields take no more than the spec keeps: a longer title was typed, then refused.
 LIMITS = {"title": MAX_TITLE, "query": MAX_QUERY}
@@ -35,6 +35,7 @@ INTERVAL_CHOICES = (1, 2, 5, 10, 30, 60)
 # Search-capable platforms a saved search starts with.
 SEARCH_PLATFORMS = ("bluesky", "mastodon", "youtube")
 RESOLVE_TIMEOUT_S = 4.0
+_KINDS = frozenset(k.value for k in SourceKind)
 
 
 class FormData(Protocol):
@@ -253,21 +254,64 @@ async def _check(workspace_id: int, line: str) -> AccountRow:
     return AccountRow(line, name, "ok", actor.display_name or canonical)
 
 
-def effective_interval(typed: Typed) -> int:
-    """What the column will get: the clamped ask, raised to its platforms' budget floors."""
+async def missing_accounts(workspace_id: int, typed: Typed) -> list[AccountRow]:
+    """The saved account list's lines its platform answered "not found" to: told to the person
+    who saved it at once. The save resolved them a moment ago, so the handle cache answers."""
+    if typed.type != ColumnType.ACCOUNT_LIST:
+        return []
+    rows = await check_accounts(workspace_id, typed.accounts)
+    return [row for row in rows if row.state == "missing"]
+
+
+def _asked(typed: Typed) -> tuple[ColumnType, int]:
+    """The column's type and the interval it asks for (clamped; its type's default unset)."""
     try:
         column_type = ColumnType(typed.type)
     except ValueError:
         column_type = ColumnType.KEYWORD
-    asked = int(typed.interval) * 60_000 if typed.interval.strip().isdigit() else None
-    floors: list[int] = []
+    minutes = typed.interval.strip()
+    return column_type, clamp_interval(
+        int(minutes) * 60_000 if minutes.isdigit() else None, column_type
+    )
+
+
+def effective_paces(
+    typed: Typed, *, readable: Collection[str] | None = None, feed_provider: str = ""
+) -> list[tuple[str, int]]:
+    """(platform, interval ms) of each source the column will poll: the clamped ask, raised to
+    that platform's floor. A column is fetched at each source's own pace (wall.md), so a
+    YouTube search's 16 minutes is YouTube's alone. `readable`: the keyword platforms that can
+    take the query (the hints' ✓); `feed_provider`: the chosen connection's platform."""
+    column_type, asked = _asked(typed)
+    wanted: list[tuple[str, SourceKind]] = []
     if column_type in (ColumnType.KEYWORD, ColumnType.SAVED_SEARCH):
-        floors = [
-            floor_ms(PLATFORMS[p], SourceKind.SEARCH) for p in typed.platforms if p in PLATFORMS
-        ]
+        wanted = [(p, SourceKind.SEARCH) for p in typed.platforms
+                  if readable is None or p in readable]  # fmt: skip
     elif column_type == ColumnType.ACCOUNT_LIST:
-        names: Sequence[str] = [
-            account_entry(line)["provider"] for line in account_lines(typed.accounts)
-        ]
-        floors = [floor_ms(PLATFORMS[p], SourceKind.AUTHOR) for p in names]
-    return max([clamp_interval(asked, column_type), *floors])
+        wanted = [(account_entry(line)["provider"], SourceKind.AUTHOR)
+                  for line in account_lines(typed.accounts)]  # fmt: skip
+    elif feed_provider:
+        wanted = [(feed_provider, SourceKind(k)) for k in typed.kinds if k in _KINDS]
+    return [
+        (name, max(asked, floor_ms(PLATFORMS[name], kind)))
+        for name, kind in wanted
+        if name in PLATFORMS and kind in services.provider_kinds(name)
+    ]
+
+
+def effective_label(
+    typed: Typed, hints: Sequence[Hint], connections: Sequence[ConnectionView]
+) -> str:
+    """The editor's "Effective:": each platform at its pace ("every 2 minutes · YouTube: every
+    16 minutes"), as the column's header will say it; the ask alone while no source is named.
+    `hints`: what each platform makes of the query; `connections`: the feed's choices (the
+    select shows the first while none is chosen)."""
+    feed = next((k for k in connections if str(k.id) == typed.connection_id), None)
+    if feed is None and connections:
+        feed = connections[0]
+    paces = effective_paces(
+        typed,
+        readable={h.platform for h in hints if h.ok},
+        feed_provider=feed.provider if feed else "",
+    )
+    return paces_label(paces) if paces else interval_label(_asked(typed)[1])

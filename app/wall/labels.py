@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -119,11 +119,14 @@ def status(column: ColumnView, time_zone: str) -> Status:
     if state == AggregateState.STALE:
         return Status("warn", _("Updated %(t)s") % {"t": hhmm} if hhmm else _("Behind"), failing)
     if state == AggregateState.ERROR:
-        text = (
-            _("Not updating: showing the last data from %(t)s") % {"t": hhmm}
-            if column.has_items and hhmm
-            else _("Not updating")
-        )
+        # A column that never fetched is not "not updating": none of its sources can be read
+        # (every account not found, say), and the lines below say which and why.
+        if column.has_items and hhmm:
+            text = _("Not updating: showing the last data from %(t)s") % {"t": hhmm}
+        elif column.has_items:
+            text = _("Not updating")
+        else:
+            text = _("No posts can be fetched")
         return Status("error", text, failing, _settings_action(column))
     if state == AggregateState.PARTIAL:
         return Status(
@@ -184,6 +187,21 @@ def refresh_told(refresh: Refresh, column: str, time_zone: str, now: datetime) -
         return _("%(column)s: next fetch possible at %(next)s.") % moments
     moments["last"] = _moment(refresh.last_polled_at, time_zone, now)
     return _("%(column)s: already fetched at %(last)s; next fetch possible at %(next)s.") % moments
+
+
+def missing_told(column: str, missing: Sequence[tuple[str, str]], *, every: bool) -> str:
+    """What the person who saved an account list is told of the accounts their platforms do not
+    know ((line as typed, platform) pairs), "" when all were found; `every`: none was found."""
+    if not missing:
+        return ""
+    accounts = ", ".join(
+        _("%(h)s on %(p)s") % {"h": line, "p": platform_label(platform)}
+        for line, platform in missing
+    )
+    values = {"column": column, "accounts": accounts}
+    if every:
+        return _("%(column)s: no account was found (%(accounts)s); it cannot show posts.") % values
+    return _("%(column)s: saved, but not found: %(accounts)s.") % values
 
 
 def fetch_times_told(column: ColumnView, time_zone: str, now: datetime) -> str:
@@ -282,14 +300,19 @@ def polls_label(column: ColumnView) -> str:
     sources fetch slower ("every 2 minutes · YouTube: every 16 minutes"). The column's
     effective interval is its slowest source's, and said alone it made a column whose Bluesky
     and Mastodon searches fetch every 2 minutes read as one fetched every 16 (YouTube's quota)."""
-    intervals = [s.interval_ms for s in column.sources]
-    if not intervals:
-        return interval_label(column.effective_interval_ms)
-    fastest = min(intervals)
+    paces = [(s.provider, s.interval_ms) for s in column.sources]
+    return paces_label(paces) if paces else interval_label(column.effective_interval_ms)
+
+
+def paces_label(paces: Sequence[tuple[str, int]]) -> str:
+    """(platform, interval ms) pairs said as the wall says a column's pace: the fastest, then
+    each platform slower than it with its slowest ("every 2 minutes · YouTube: every 16
+    minutes"). The column header (its sources) and the editor (what it will ask) share it."""
+    fastest = min(ms for _p, ms in paces)
     slower: dict[str, int] = {}
-    for s in column.sources:
-        if s.interval_ms > fastest:
-            slower[s.provider] = max(s.interval_ms, slower.get(s.provider, 0))
+    for provider, ms in paces:
+        if ms > fastest:
+            slower[provider] = max(ms, slower.get(provider, 0))
     parts = [interval_label(fastest)]
     parts += [_("%(p)s: %(every)s") % {"p": platform_label(p), "every": interval_label(ms)}
               for p, ms in slower.items()]  # fmt: skip
@@ -329,6 +352,7 @@ TEMPLATE_HELPERS: dict[str, Any] = {
     "mended_at": mended_at,
     "interval_label": interval_label,
     "polls_label": polls_label,
+    "paces_label": paces_label,
     "metrics_of": metrics_of,
     "http_url": http_url,
 }

@@ -3,9 +3,11 @@ live per-platform hints and account rows, the effective interval."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from app.core import db, i18n
 from app.streams import services as streams_services
-from app.wall.editor import account_entry
+from app.wall.editor import Typed, account_entry, effective_label, query_hints
 from app.wall.labels import interval_label
 from tests.factories import csrf_of, post_form, sign_in
 from tests.wall.helpers import keyword_column
@@ -224,3 +226,34 @@ def test_a_one_minute_interval_reads_every_minute():
     with i18n.speaking("de"):
         assert interval_label(60_000) == "jede Minute"
         assert interval_label(180_000) == "alle 3 Minuten"
+
+
+def test_the_effective_interval_is_each_platforms_pace_as_the_column_will_say_it():
+    """It said the slowest source's ("Effective: every 16 minutes" for a keyword column with
+    YouTube), while Bluesky and Mastodon are fetched every 2 (each source at its own pace)."""
+    hints = query_hints("#climate")
+    keyword = Typed(type="keyword", query="#climate", platforms=("bluesky", "mastodon", "youtube"))
+    assert effective_label(keyword, hints, []) == "every 2 minutes · YouTube: every 16 minutes"
+    assert effective_label(replace(keyword, platforms=("youtube",)), hints, []) == (
+        "every 16 minutes"
+    )
+    ten = replace(keyword, interval="10")
+    assert effective_label(ten, hints, []) == "every 10 minutes · YouTube: every 16 minutes"
+    # A platform that cannot take the query gets no source, so no pace: Mastodon reads
+    # hashtags only, and words alone leave it out.
+    words = replace(keyword, query="climate change", platforms=("mastodon", "youtube"))
+    assert effective_label(words, query_hints("climate change"), []) == "every 16 minutes"
+    accounts = Typed(type="account_list", accounts="alice.bsky.social\nUC" + "x" * 22)
+    assert effective_label(accounts, [], []) == "every 3 minutes"
+    assert effective_label(Typed(type="account_list"), [], []) == "every 3 minutes"  # none yet
+    with i18n.speaking("de"):
+        assert effective_label(keyword, hints, []) == "alle 2 Minuten · YouTube: alle 16 Minuten"
+
+
+async def test_the_editor_says_each_platforms_pace(client, people, statuses):
+    await _editor(client, people)
+    drawer = (await client.get("/wall/columns/new?type=keyword", headers=DS)).text
+    assert (
+        "Effective: every 2 minutes · YouTube: every 16 minutes"
+        " (each platform at its own pace, within its limits)" in drawer
+    )
