@@ -7,6 +7,7 @@ column's first poll runs while the next one is being made.
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 from playwright.async_api import Page, expect
@@ -139,3 +140,60 @@ async def test_every_column_type_made_in_the_editor_fills_from_the_demo_platform
     await expect(page.locator(f"#col-{keyword}-head [data-width=wide]")).to_have_attribute(
         "aria-pressed", "true"
     )
+
+
+async def _polled(workspace_id: int, sources: int) -> None:
+    """The worker has polled each of the workspace's `sources` at least once (a not-found
+    poll leaves no `last_polled_at`: its failure count says it ran)."""
+    for _ in range(int(POLLED / 100)):
+        done = await db.fetchval(
+            "SELECT count(*) FROM stream_sources WHERE workspace_id = $1"
+            " AND consecutive_failures > 0",
+            workspace_id,
+        )
+        if done >= sources:
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"{sources} sources were not polled within {POLLED} ms")
+
+
+async def test_a_column_of_accounts_no_platform_knows_says_so_at_once_and_after_its_first_poll(
+    page: Page, people, demo_world: RunningWorld
+) -> None:
+    owner = await people.member("owner")
+    await _wall(page, owner.email)
+    editor = page.locator("#editor")
+    await page.click("#add-column")
+    await editor.get_by_role("link", name="Accounts").click()
+    await editor.locator("input[name=title]").fill("Nobody")
+    # The demo's Bluesky answers resolveHandle with a 400, its mastodon.social a 404.
+    await editor.locator("textarea[name=accounts]").fill(
+        "@nobody.bsky.social\nnobody@mastodon.social"
+    )
+    column = await _save_editor(page, "Nobody")
+
+    # The person who saved it is told at once, in the wall's notice line.
+    await expect(page.locator("#wall-notice")).to_have_text(
+        "Nobody: no account was found (@nobody.bsky.social on Bluesky,"
+        " nobody@mastodon.social on Mastodon); it cannot show posts."
+    )
+    head = page.locator(f"#col-{column}-head")
+
+    async def honest() -> None:
+        await expect(head.locator("p.status")).to_have_text("No posts can be fetched")
+        await expect(head.locator("p.status")).to_have_class(re.compile(r"\btone-error\b"))
+        lines = head.locator(".status-line")
+        await expect(lines).to_have_count(2)
+        await expect(lines.nth(0)).to_contain_text("nobody.bsky.social was not found on Bluesky.")
+        await expect(lines.nth(1)).to_contain_text(
+            "nobody@mastodon.social was not found on Mastodon."
+        )
+        await expect(head).not_to_contain_text("Fetching the first posts")
+
+    await honest()
+    # The worker's first polls ask again and hear the same: the column stays honest (it
+    # said "Fetching the first posts…" until the third).
+    await _polled(owner.workspace_id, 2)
+    await page.reload()
+    await expect(page.locator("#live-status")).to_be_hidden()
+    await honest()

@@ -10,6 +10,7 @@ from typing import Any
 from app.core.i18n import N_, _, format_compact, format_number, ngettext, translate_stored
 from app.safe_content import http_url
 from app.streams.platforms import PLATFORMS
+from app.streams.providers import needs_key
 from app.streams.types import (
     AggregateState,
     ColumnType,
@@ -255,10 +256,20 @@ def _settings_action(column: ColumnView) -> tuple[str, str] | None:
         return budget
     if any(s.connection_id is not None for s in failing):
         return (_("Check the account in Settings → Platforms"), f"{PLATFORMS_SETTINGS}#connections")
-    keyed = [s for s in failing if (p := PLATFORMS.get(s.provider)) and p.workspace_key]
-    if keyed:
+    if any(_keyed(s) for s in failing):
         return (_("Check the workspace keys in Settings → Platforms"), f"{PLATFORMS_SETTINGS}#keys")
     return None
+
+
+def _keyed(source: SourceView) -> bool:
+    """The workspace's key may be why `source` fails: its platform takes one, and reads this
+    kind with it. Accounts are read keyless (Bluesky's public AppView, YouTube's channel
+    feeds) unless their kind cannot be (X): an account not found there is no key's fault,
+    and "Check the workspace keys" sent its reader to the wrong page."""
+    p = PLATFORMS.get(source.provider)
+    if p is None or not p.workspace_key:
+        return False
+    return source.kind != SourceKind.AUTHOR or needs_key(source.provider, source.kind)
 
 
 def _empty_lines(column: ColumnView) -> tuple[str, ...]:

@@ -84,6 +84,8 @@ async def test_an_account_its_platform_does_not_know_is_said_from_the_save_and_t
     said = status(await _view(ws, column), "UTC")
     assert (said.tone, said.text) == ("error", "No posts can be fetched")
     assert any(f"was not found on {platform}" in line for line in said.details)
+    # No workspace key mends it: accounts are read keyless (it said "Check the workspace keys").
+    assert said.action is None
 
     # Its first poll asks the platform again and hears the same: still said, not "retrying".
     await _forget_answers(redis)
