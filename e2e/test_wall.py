@@ -230,6 +230,30 @@ async def test_create_edit_reorder_and_remove_columns(page: Page, people, watch:
     await expect(page.locator(f"#col-{created}")).to_have_count(0)
 
 
+async def test_the_editors_effective_line_says_each_platforms_pace_as_it_is_changed(
+    page: Page, people
+):
+    """It said "every 16 minutes" for a keyword column with YouTube (its quota's floor), while
+    Bluesky and Mastodon are fetched every 2; and it did not change with the form."""
+    person = await people.member("editor")
+    await _wall(page, person.email)
+    await page.click("#add-column")
+    editor = page.locator("#editor")
+    effective = editor.locator("#effective")
+    await expect(effective).to_contain_text(
+        "Effective: every 2 minutes · YouTube: every 16 minutes"
+    )
+    await editor.locator("input[name=platforms][value=youtube]").uncheck()
+    await expect(effective).to_contain_text("Effective: every 2 minutes (")
+    await editor.locator("input[name=platforms][value=youtube]").check()
+    await editor.locator("select[name=interval]").select_option("30")
+    await expect(effective).to_contain_text("Effective: every 30 minutes (")
+    await editor.locator("select[name=interval]").select_option("10")
+    await expect(effective).to_contain_text(
+        "Effective: every 10 minutes · YouTube: every 16 minutes"
+    )
+
+
 async def test_the_keyboard_walks_posts_and_columns(page: Page, people):
     person = await people.member("editor")
     ws = person.workspace_id

@@ -10,7 +10,7 @@ drawer, its hints, or its fields with their messages.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from datastar_py.consts import ElementPatchMode
 from datastar_py.litestar import DatastarResponse
@@ -310,6 +310,19 @@ class WallController(Controller):
         hints = editor.query_hints(query, await editor.budgets_off(workspace_id))
         html = render_block(EDITOR, "hints", request, hints=hints, **TEMPLATE_HELPERS)
         return DatastarResponse(SSE.patch_elements(html))
+
+    @get("/editor/effective", guards=MANAGE)
+    async def effective(self, request: Request) -> DatastarResponse:
+        """The "Effective:" line again, for the form as it is now (a platform ticked, another
+        interval chosen): each platform's pace."""
+        _viewer, workspace_id = member_of(request)
+        # The query is a multidict as the form is (its overloads are not the protocol's).
+        typed = editor.Typed.of(cast(editor.FormData, request.query_params))
+        hints = editor.query_hints(typed.query, await editor.budgets_off(workspace_id))
+        text = editor.effective_label(typed, hints, await streams.connections(workspace_id))
+        return DatastarResponse(
+            SSE.patch_elements(render_block(EDITOR, "effective", request, effective=text))
+        )
 
     @get("/editor/accounts", guards=MANAGE)
     async def accounts(self, request: Request) -> DatastarResponse:

@@ -257,3 +257,15 @@ async def test_the_editor_says_each_platforms_pace(client, people, statuses):
         "Effective: every 2 minutes · YouTube: every 16 minutes"
         " (each platform at its own pace, within its limits)" in drawer
     )
+
+
+async def test_the_effective_line_follows_the_form_as_it_is_changed(client, people, statuses):
+    await _editor(client, people)
+    asked = [("type", "keyword"), ("query", "#climate"), ("platforms", "bluesky"),
+             ("platforms", "youtube"), ("interval", "10"), ("_csrf_token", "")]  # fmt: skip
+    line = (await client.get("/wall/editor/effective", params=asked, headers=DS)).text
+    assert 'id="effective"' in line
+    assert "Effective: every 10 minutes · YouTube: every 16 minutes" in line
+    accounts = [("type", "account_list"), ("accounts", "alice.bsky.social"), ("interval", "1")]
+    line = (await client.get("/wall/editor/effective", params=accounts, headers=DS)).text
+    assert "Effective: every minute (" in line
