@@ -363,7 +363,6 @@ TEMPLATE_HELPERS: dict[str, Any] = {
     "mended_at": mended_at,
     "interval_label": interval_label,
     "polls_label": polls_label,
-    "paces_label": paces_label,
     "metrics_of": metrics_of,
     "http_url": http_url,
 }
