@@ -103,13 +103,23 @@ def _source_name(column: ColumnView, provider: str, label: str) -> str:
     return f"{platform_label(provider)} · {label}" if label else platform_label(provider)
 
 
+def _failing_line(column: ColumnView, source: SourceView, time_zone: str) -> str:
+    """A failing source's line: which source, and why. A reason that names the source already
+    is said alone ("nobody.bsky.social was not found on Bluesky.", not after "Bluesky ·
+    nobody.bsky.social:")."""
+    why = _why(source, time_zone)
+    if source.label and source.label in why:
+        return why
+    return f"{_source_name(column, source.provider, source.label)}: {why}"
+
+
 def status(column: ColumnView, time_zone: str) -> Status:
     """The column's aggregate state, as seed 003 section 3.5 asks it to be shown."""
     state = column.aggregate_state
     at = _last_polled(column)
     hhmm = local_time(at, time_zone, "time") if at else ""
     failing = tuple(
-        f"{_source_name(column, s.provider, s.label)}: {_why(s, time_zone)}"
+        _failing_line(column, s, time_zone)
         for s in column.sources
         if s.state in (SourceState.ERROR, SourceState.DISABLED, SourceState.STALE) or _retrying(s)
     )
