@@ -183,8 +183,11 @@ async def _poll_claimed(source: LeasedSource, jitter: float | None) -> None:
 
 
 class _NotFound(Exception):
-    def __init__(self, handle: str) -> None:
+    def __init__(self, handle: str, *, surely: bool = True) -> None:
         self.handle = handle
+        # False for a bare 404 from a feed: YouTube's feeds answer one now and then, so a
+        # source that has worked takes it as any failure (its third in a row says so).
+        self.surely = surely
 
 
 # What an account's feed answers when the account is gone since it was resolved (the handle
@@ -209,7 +212,7 @@ async def _call(
             raise _NotFound(handle) from None
         except HttpStatusError as error:
             if error.status in _GONE:
-                raise _NotFound(handle) from None
+                raise _NotFound(handle, surely=error.status == 410) from None
             raise
     return await fetch(provider, source.kind, credential, request)
 
@@ -295,7 +298,12 @@ async def _poll(source: LeasedSource, jitter: float, lease: leases.Lease) -> Non
     except _NotFound as missing:
         # The platform's answer, not a failure to ask: said at once (a timeout is retried).
         message = services.handle_not_found(source.provider, missing.handle)
-        outcome = after_not_found(source.interval_ms, source.consecutive_failures, jitter=jitter)
+        if missing.surely or not source.polled_before:
+            outcome = after_not_found(
+                source.interval_ms, source.consecutive_failures, jitter=jitter
+            )
+        else:
+            outcome = _failed(source, jitter)
         await services.finish(source, outcome, message)
         return
     finally:

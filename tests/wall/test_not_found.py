@@ -225,3 +225,24 @@ async def test_the_editor_says_at_once_which_accounts_were_not_found(client, peo
         said = status(view, "UTC")
     assert "Bluesky" in said.details[0]
     assert "was not found" not in said.details[0]
+
+
+async def test_a_feed_that_worked_and_answers_404_once_is_behind_not_said_gone(
+    people, site, site_egress
+):
+    # YouTube's feeds answer 404 now and then: a source that has worked takes a bare 404 as
+    # any failure (410 Gone is said at once, above), and says "not found" at its third.
+    ws, _owner = await people.workspace()
+    url = feed(site, "/flaky.rss", rss(2))
+    column = await _accounts(ws, ("rss", url), title="Feeds")
+    [source] = await sources_of(column)
+    await polling.poll_source(ws, source, jitter=0)
+    site.routes["/flaky.rss"] = Reply(status=404, body=b"not found")
+    states = []
+    for _ in range(3):
+        await make_due(source)
+        await polling.poll_source(ws, source, jitter=0)
+        row = await source_row(source)
+        states.append((row["state"], row["consecutive_failures"]))
+    assert states == [("stale", 1), ("stale", 2), ("error", 3)]
+    assert row["last_error"] == f"{url} was not found on RSS/Atom."
