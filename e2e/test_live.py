@@ -178,3 +178,31 @@ async def test_an_owner_deletes_the_workspace_and_its_members_pages_are_cut(
     )
     await page.goto("/articles")  # nowhere else to go: the page to start a workspace
     await page.wait_for_url("**/welcome")
+
+
+async def test_an_owner_renames_the_workspace_and_its_members_open_pages_show_it(
+    page: Page, second: BrowserContext, people
+):
+    """The name is in the top bar of every page (the switcher for people in several
+    workspaces), outside the live regions: the members' open pages show the new one at once."""
+    editor = await people.member("editor")
+    await _library(page, editor.email)
+    bar = page.locator("#workspace-bar")
+    await expect(bar).to_have_text("Desk")
+    wall = await page.context.new_page()
+    async with wall.expect_response(lambda r: "/wall/stream" in r.url):
+        await wall.goto("/wall")
+    marker = await page.evaluate("() => (window.__marker = Math.random())")
+    owner_page = await second.new_page()
+    await sign_in_page(owner_page, await _owner_of(editor.workspace_id), PASSWORD)
+    await owner_page.goto("/settings/workspace")
+
+    form = owner_page.locator("#workspace-name form")
+    await form.locator("input[name=name]").fill("  Redaktion   Süd ")
+    await form.get_by_role("button", name="Rename workspace").click()
+
+    await expect(owner_page.locator("#workspace-bar")).to_have_text("Redaktion Süd")
+    for tab in (page, wall):
+        await expect(tab.locator("#workspace-bar")).to_have_text("Redaktion Süd", timeout=1_500)
+    assert await page.evaluate("() => window.__marker") == marker  # live, not a reload
+    await expect(page.locator("#live-status")).to_be_hidden()  # the stream goes on

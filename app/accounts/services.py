@@ -33,7 +33,11 @@ from app.core import db
 from app.core.config import active
 from app.core.i18n import LANGUAGES, _, active_language, format_number, ngettext
 from app.events.services import record
-from app.live.notices import access_changed, access_changed_after_commit
+from app.live.notices import (
+    access_changed,
+    access_changed_after_commit,
+    top_bar_changed_after_commit,
+)
 
 log = logging.getLogger(__name__)
 
@@ -161,9 +165,11 @@ async def create_workspace(name: str, owner_user_id: int) -> int:
     return workspace_id
 
 
-async def rename_workspace(workspace_id: int, name: str, *, actor_user_id: int) -> str:
-    """An owner renames the workspace; the name as stored. Members see it on their next
-    page (every request reads it with the session); Activity keeps the old one."""
+async def rename_workspace(workspace_id: int, name: str, *, actor_user_id: int) -> bool:
+    """An owner renames the workspace; whether its name changed. Every member's open pages show
+    it at once, whichever workspace each page is in (their top bar and switcher: told on
+    their own channels after commit); Activity keeps the old one. The same name again
+    changes and tells nothing."""
     name = _checked_workspace_name(name)
     async with db.workspace_tx(workspace_id) as tx:
         old = await _owned_workspace_name(
@@ -174,7 +180,11 @@ async def rename_workspace(workspace_id: int, name: str, *, actor_user_id: int) 
             await record(
                 tx, "workspace_renamed", actor_user_id=actor_user_id, subject=name, old=old
             )
-    return name
+            members = await tx.fetch(
+                "SELECT user_id FROM memberships WHERE workspace_id = $1", workspace_id
+            )
+            top_bar_changed_after_commit(tx, [m["user_id"] for m in members])
+    return name != old
 
 
 async def create_own_workspace(name: str, user_id: int) -> int:

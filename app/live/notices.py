@@ -5,13 +5,16 @@ streams do not rely on it: they read the state from PostgreSQL and send the diff
 
 `access_changed_after_commit(tx, user_id)` tells a person's open streams to re-check
 who they are at once (a member removed or demoted, a session ended).
+`top_bar_changed_after_commit(tx, user_ids)` does the same for what the top bar around every
+live region shows (a workspace's new name), on the same channels: a stream that re-checks its
+viewer also sends the top bar again (app.live.streams).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from redis.exceptions import RedisError
 
@@ -118,3 +121,20 @@ def access_changed_after_commit(tx: Tx, user_id: int) -> None:
         await access_changed(user_id)
 
     tx.after_commit(send)
+
+
+def top_bar_changed_after_commit(tx: Tx, user_ids: Iterable[int]) -> None:
+    """Once `tx` commits, tell these people's open streams - in whatever workspace each page
+    is - to read their viewer and top bar again: a workspace's name is in every member's top
+    bar and workspace switcher, outside the live regions of their workspace's channel. One
+    round trip; not waited for, as workspace notices are not (pages read the state)."""
+    channels = [user_channel(user_id) for user_id in user_ids]
+
+    async def send() -> None:
+        async with redis.client().pipeline(transaction=False) as pipe:
+            for name in channels:
+                pipe.publish(name, "{}")
+            await pipe.execute()
+
+    if channels:
+        tx.after_commit(send, wait=False)

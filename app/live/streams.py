@@ -17,6 +17,10 @@ Either way the stream re-checks its viewer whenever their access may have
 changed (a notice on their own channel, or a patch the view's group found
 they may no longer see): a signed-out or removed person's stream is cut with
 a notice; a person whose role changed moves to the view of their new role.
+
+The top bar's workspace name (or switcher) is part of every live page's state:
+a stream sends it when it opens and again whenever it re-checks its viewer, so
+a renamed workspace (a notice on each member's own channel) shows at once.
 """
 
 from __future__ import annotations
@@ -142,6 +146,8 @@ async def _events(
     client = Client(viewer.session_id)
     deadline = time.monotonic() + MAX_STREAM_SECONDS
     with hub.watch_user(viewer.user_id, client.flag_recheck):
+        # Watched first, then read: a rename after this read makes the stream read again.
+        client.send(await _workspace_bar(viewer))
         while True:
             async with fanout.join(view, client) as group:
                 while True:
@@ -156,12 +162,18 @@ async def _events(
                         continue
                     if client.recheck:
                         client.recheck = False
-                        again = await _recheck(request, view, make_view, permission)
+                        again, now = await _recheck(request, view, make_view, permission)
                         if isinstance(again, str):
                             yield SSE.patch_elements(again)
                             return
-                        if again is None:  # the browser reconnects and starts afresh
+                        if again is None or now is None:  # the browser reconnects afresh
                             return
+                        # A workspace's name as it is now: with the next patch, or alone.
+                        bar = await _workspace_bar(now)
+                        if client.behind:
+                            yield bar
+                        else:
+                            client.send(bar)
                         if again.key != view.key:
                             view = again
                             break  # to the group of its new view
@@ -170,10 +182,20 @@ async def _events(
                         yield KEEPALIVE
 
 
+async def _workspace_bar(viewer: Viewer) -> bytes:
+    """The patch of the top bar's workspace name or switcher, read now. Not a live region of
+    the workspace's channel: a workspace's name is in the switcher of members working in
+    another one, so a rename tells each member on their own channel (`watch_user`)."""
+    from app.web.pages import workspace_bar
+
+    return SSE.patch_elements(await workspace_bar(viewer)).encode()
+
+
 async def _recheck(
     request: Request, view: LiveView, make_view: ViewFactory, permission: Permission
-) -> LiveView | str | None:
-    """The view the viewer may see now: the same, another, or a notice that cuts the stream."""
+) -> tuple[LiveView | str | None, Viewer | None]:
+    """The view the viewer may see now - the same, another, or a notice that cuts the
+    stream - and the viewer as read now."""
     from app.accounts.middleware import identify
     from app.web.pages import lost_access
     from app.web.templating import render_block
@@ -181,15 +203,16 @@ async def _recheck(
     with db.system():  # who they are is read across workspaces, as the middleware does
         viewer = await identify(request.scope)
     if viewer is None:
-        return render_block("errors/error.html", "session_ended", request)
+        return render_block("errors/error.html", "session_ended", request), None
     if viewer.workspace_id != view.workspace_id or not viewer.can(permission):
-        return render_block(
+        notice = render_block(
             "errors/error.html",
             "notice",
             request,
             title=_("Not allowed"),
             detail=lost_access(),
         )
+        return notice, None
     if viewer.role == view.audience.role:
-        return view
-    return make_view(viewer)
+        return view, viewer
+    return make_view(viewer), viewer

@@ -12,6 +12,7 @@ from litestar.response import Template
 from app.accounts.queries import workspaces_of
 from app.accounts.types import Viewer
 from app.core.i18n import _
+from app.web.templating import render_block
 
 # How handlers take an HTML form: `data: Annotated[SomeForm, Form]`.
 Form = Body(media_type=RequestEncodingType.URL_ENCODED)
@@ -46,3 +47,13 @@ async def page(
         context={"viewer": viewer, "workspaces": workspaces, "section": section, **context},
         status_code=status_code,
     )
+
+
+async def workspace_bar(viewer: Viewer) -> str:
+    """The top bar's workspace name, or its switcher, as it is now (block workspace_bar of
+    the layout): every live stream sends it when it opens and whenever it reads its viewer
+    again, so a renamed workspace shows in every member's open pages."""
+    workspaces = await workspaces_of(viewer.user_id)
+    return render_block(
+        "base.html", "workspace_bar", None, viewer=viewer, workspaces=workspaces
+    ).strip()

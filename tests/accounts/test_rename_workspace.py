@@ -1,8 +1,10 @@
-"""An owner renames the workspace in Settings → Workspace: members see the new name on their
-next page, Activity says who renamed it from what, nobody else may, no other workspace moves."""
+"""An owner renames the workspace in Settings → Workspace or through the API: members see the
+new name on their next page and in the pages they have open, Activity says who renamed it from
+what, nobody else may, no other workspace moves."""
 
 from __future__ import annotations
 
+import asyncio
 import html as html_text
 
 import pytest
@@ -11,7 +13,10 @@ from app.accounts import services as accounts
 from app.accounts.roles import Role
 from app.accounts.types import AccountError
 from app.core import db
+from app.core import redis as core_redis
+from app.live.notices import user_channel
 from tests.factories import post_form, sign_in
+from tests.live_client import LiveStream
 
 NEW_NAME = "Redaktion Süd"
 
@@ -51,7 +56,10 @@ async def test_an_owner_renames_the_workspace_and_its_members_see_the_new_name(
     # Another member's next page names it (the top bar reads it with the session).
     theirs = new_client()
     await sign_in(theirs, editor.email)
-    assert f'<span class="workspace-name">{NEW_NAME}</span>' in (await theirs.get("/wall")).text
+    assert (
+        f'<span id="workspace-bar" class="workspace-name">{NEW_NAME}</span>'
+        in (await theirs.get("/wall")).text
+    )
     # Another workspace keeps its name.
     assert await _name_of(other.workspace_id) == "Desk"
 
@@ -120,3 +128,127 @@ async def test_an_owner_of_one_workspace_cannot_rename_another(people):
         await accounts.rename_workspace(other.workspace_id, NEW_NAME, actor_user_id=owner.user_id)
     assert refused.value.status == 404
     assert await _name_of(other.workspace_id) == "Desk"
+
+
+# Open pages ---------------------------------------------------------------------------
+
+
+async def _signed_in(new_client, email: str):  # type: ignore[no-untyped-def]
+    browser = new_client()
+    await sign_in(browser, email)
+    return browser
+
+
+async def test_every_members_open_pages_show_the_new_name_without_reloading(
+    web_app, client, new_client, people
+):
+    """The name is in every member's top bar (one workspace) or switcher (several), outside
+    the live regions: their open streams send it again, in whichever workspace they work."""
+    owner = await people.member("owner")
+    editor = await people.member("editor", owner.workspace_id)
+    elsewhere = await people.member("viewer", owner.workspace_id)  # works in another one now
+    other = await people.member("owner")
+    await accounts.add_member(
+        other.workspace_id, elsewhere.user_id, Role.EDITOR, actor_user_id=None
+    )
+    stranger = await people.member("editor", other.workspace_id)  # not in the renamed one
+    await sign_in(client, owner.email)
+    editor_browser = await _signed_in(new_client, editor.email)
+    elsewhere_browser = await _signed_in(new_client, elsewhere.email)
+    await post_form(
+        elsewhere_browser, "/workspaces/switch", {"workspace_id": str(other.workspace_id)}
+    )
+    stranger_browser = await _signed_in(new_client, stranger.email)
+
+    async with (
+        LiveStream(web_app, editor_browser, "/articles/stream") as library,
+        LiveStream(web_app, editor_browser, "/activity/stream") as activity,
+        LiveStream(web_app, elsewhere_browser, "/wall/stream") as their_wall,
+        LiveStream(web_app, stranger_browser, "/articles/stream") as strangers,
+    ):
+        # Each stream opens with the bar as it is (a tab that slept through a rename).
+        await library.until('<span id="workspace-bar" class="workspace-name">Desk</span>')
+        await activity.until('id="workspace-bar"')
+        await their_wall.until(f'<option value="{owner.workspace_id}" >Desk</option>')
+        await strangers.until('id="workspace-bar"')
+        before = len(strangers.received)
+
+        await _rename(client, NEW_NAME)
+
+        for stream in (library, activity):
+            await stream.until(f'<span id="workspace-bar" class="workspace-name">{NEW_NAME}</span>')
+        # The switcher of a member working in another workspace names it too, and keeps
+        # the workspace they work in chosen.
+        shown = await their_wall.until(f">{NEW_NAME}</option>")
+        assert f'<option value="{other.workspace_id}" selected>Desk</option>' in shown
+        assert not library.ended  # live, not cut
+        assert not activity.ended
+        assert not their_wall.ended
+        # Someone who is not a member is told nothing.
+        await _rename(client, "Another name")
+        await library.until(">Another name</span>")
+        assert NEW_NAME not in "".join(strangers.received[before:])
+        assert "Another name" not in "".join(strangers.received)
+
+
+async def test_the_same_name_again_tells_no_open_page(web_app, client, new_client, people):
+    owner = await people.member("owner")
+    editor = await people.member("editor", owner.workspace_id)
+    await sign_in(client, owner.email)
+    editor_browser = await _signed_in(new_client, editor.email)
+    async with LiveStream(web_app, editor_browser, "/articles/stream") as library:
+        await library.until('id="workspace-bar"')
+        opened = len(library.received)
+
+        await _rename(client, " Desk ")  # the name it has, spaces aside
+        await _rename(client, "x" * 121)  # refused
+        await _rename(client, NEW_NAME)  # then a real rename: the first thing it is told
+
+        await library.until(NEW_NAME)
+        told = "".join(library.received[opened:])
+        assert told.count('id="workspace-bar"') == 1, told
+
+
+async def test_each_member_is_told_once_after_the_commit_and_a_refusal_tells_nobody(
+    services, people
+):
+    """One notice per member on their own channel, sent once the rename committed: a page
+    told earlier would read the old name. Nothing for the same name or a refused one."""
+    owner = await people.member("owner")
+    editor = await people.member("editor", owner.workspace_id)
+    stranger = await people.member("editor")
+    pubsub = core_redis.client().pubsub()
+    channels = {user_channel(p.user_id): p.user_id for p in (owner, editor, stranger)}
+    await pubsub.subscribe(*channels)
+    names_when_told: list[tuple[int, str]] = []
+
+    async def told(seconds: float) -> None:
+        """What comes within `seconds`, and the name a page reads as it is told."""
+        deadline = asyncio.get_running_loop().time() + seconds
+        while (left := deadline - asyncio.get_running_loop().time()) > 0:
+            message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=left)
+            if message is not None:  # read on another connection, as a page's stream does
+                told_whom = channels[message["channel"].decode()]
+                names_when_told.append((told_whom, await _name_of(owner.workspace_id)))
+
+    try:
+        await told(0.3)  # the subscribe confirmations
+        await accounts.rename_workspace(owner.workspace_id, "Desk", actor_user_id=owner.user_id)
+        with pytest.raises(AccountError):
+            await accounts.rename_workspace(
+                owner.workspace_id, NEW_NAME, actor_user_id=editor.user_id
+            )
+        with pytest.raises(AccountError):
+            await accounts.rename_workspace(owner.workspace_id, "", actor_user_id=owner.user_id)
+        await db.settle()
+        await told(0.3)
+        assert names_when_told == []
+
+        await accounts.rename_workspace(owner.workspace_id, NEW_NAME, actor_user_id=owner.user_id)
+        await told(1.0)
+    finally:
+        await pubsub.aclose()
+    assert sorted(names_when_told) == sorted(
+        [(owner.user_id, NEW_NAME), (editor.user_id, NEW_NAME)]
+    )
+

@@ -51,3 +51,14 @@ async def ended(stream: AsyncIterator[Any], timeout: float = 5.0) -> list[str]:
 
     await asyncio.wait_for(drain(), timeout)
     return sent
+
+
+async def sent_until(stream: AsyncIterator[Any], text: str, timeout: float = 5.0) -> str:
+    """Everything the stream sends up to and with the chunk that holds `text` (fails if it
+    does not come in time): a re-check sends the workspace bar as a chunk of its own before
+    the view's state, which the view's group sends when it has rendered."""
+    sent = ""
+    async with asyncio.timeout(timeout):
+        while text not in sent:
+            sent += await next_event(stream, timeout)
+    return sent

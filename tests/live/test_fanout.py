@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import time
 
-import pytest
-
 from app.accounts import services as accounts
 from app.accounts.roles import Role
 from app.articles.controllers import _list_context
@@ -19,11 +17,6 @@ from app.live.fanout import fanout
 from app.live.streams import live
 from tests.articles.helpers import article_event
 from tests.live.helpers import ended, next_event, stream_request
-
-
-@pytest.fixture(autouse=True)
-def _templates(web_app):  # type: ignore[no-untyped-def]
-    """The app sets up the templates the views render."""
 
 
 async def _library_stream(user_id: int, workspace_id: int, f: LibraryFilter | None = None):
