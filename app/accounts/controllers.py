@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Annotated, Any
 from zoneinfo import available_timezones
 
-from litestar import Controller, Request, get, post
+from litestar import Controller, Request, get, patch, post
 from litestar.background_tasks import BackgroundTask
 from litestar.datastructures import Cookie
+from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, FromQuery
 from litestar.response import Redirect, Template
 
@@ -38,9 +39,9 @@ from app.accounts.throttle import (
     minutes_of,
     reset_requests_wait,
 )
-from app.accounts.types import AccountError, NewSession, Viewer
+from app.accounts.types import AccountError, NewSession, Viewer, WorkspaceView
 from app.core.config import active
-from app.core.i18n import LANGUAGES, _, format_number, ngettext
+from app.core.i18n import LANGUAGES, N_, _, format_number, ngettext
 from app.web.form_pages import FORM_PAGE
 from app.web.pages import Form, page, same_site_path
 
@@ -665,6 +666,56 @@ class MeApi(Controller):
         }
 
 
+def _workspace_json(workspace: WorkspaceView) -> dict[str, Any]:
+    return {
+        "id": workspace.id,
+        "name": workspace.name,
+        "created_at": workspace.created_at.isoformat(),
+        "members": workspace.members,
+    }
+
+
+class WorkspaceApi(Controller):
+    """The workspace the token works in: every member reads it, its owners rename it."""
+
+    path = "/workspace"
+    guards = [allows(Permission.DRAFT_VIEW)]
+
+    async def _current(self, request: Request) -> dict[str, Any]:
+        _viewer, workspace_id = member_of(request)
+        found = await queries.workspace(workspace_id)
+        if found is None:  # deleted since the token was read
+            raise NotFoundException()
+        return _workspace_json(found)
+
+    @get(
+        "/",
+        summary="The workspace",
+        description="The token's workspace: `id`, `name`, `created_at` and `members` (how"
+        " many people belong to it). Every member may read it.",
+    )
+    async def show(self, request: Request) -> dict[str, Any]:
+        return await self._current(request)
+
+    @patch(
+        "/",
+        guards=[allows(Permission.WORKSPACE_RENAME, N_("Only an owner can rename the workspace."))],
+        summary="Rename the workspace",
+        description='Rename the workspace, owners only: `{"name": "..."}`, 1-120 characters'
+        " once surrounding spaces are trimmed and inner ones folded. Answers the workspace as"
+        " GET does and `renamed`: false when it had the name already (no error, nothing"
+        " changes, nothing is recorded). Every member's open pages show the new name at once;"
+        " Activity records who renamed it from what. 400 with `detail` saying what is wrong"
+        " (empty, too long, not a string, not JSON); 403 for admins, editors and viewers.",
+    )
+    async def rename(self, request: Request, data: RenameWorkspaceForm) -> dict[str, Any]:
+        viewer, workspace_id = member_of(request)
+        renamed = await services.rename_workspace(
+            workspace_id, data.name, actor_user_id=viewer.user_id
+        )
+        return {**await self._current(request), "renamed": renamed}
+
+
 PAGE_HANDLERS = [
     SessionController,
     WorkspaceController,
@@ -676,4 +727,4 @@ PAGE_HANDLERS = [
     ForgotController,
     ResetController,
 ]
-API_HANDLERS = [MeApi]
+API_HANDLERS = [MeApi, WorkspaceApi]

@@ -12,6 +12,7 @@ from app.accounts.types import (
     MemberView,
     Viewer,
     WorkspaceChoice,
+    WorkspaceView,
 )
 from app.core import db
 
@@ -94,6 +95,18 @@ async def workspaces_of(user_id: int) -> list[WorkspaceChoice]:
             user_id,
         )
     return [WorkspaceChoice(id=r["id"], name=r["name"], role=Role(r["role"])) for r in rows]
+
+
+async def workspace(workspace_id: int) -> WorkspaceView | None:
+    row = await db.fetchrow(
+        """
+        SELECT w.id, w.name, w.created_at,
+          (SELECT count(*) FROM memberships m WHERE m.workspace_id = w.id) AS members
+        FROM workspaces w WHERE w.id = $1
+        """,
+        workspace_id,
+    )
+    return WorkspaceView(**dict(row)) if row else None
 
 
 async def workspaces_only_owned_by(user_id: int) -> list[tuple[str, bool]]:

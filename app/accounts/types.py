@@ -36,6 +36,16 @@ class WorkspaceChoice:
 
 
 @dataclass(frozen=True)
+class WorkspaceView:
+    """A workspace as the API shows it (GET/PATCH /api/v1/workspace)."""
+
+    id: int
+    name: str  # 1-120 characters, spaces folded (validation.checked_name)
+    created_at: datetime
+    members: int  # how many people belong to it, owners included
+
+
+@dataclass(frozen=True)
 class MemberView:
     user_id: int
     email: str

@@ -252,3 +252,118 @@ async def test_each_member_is_told_once_after_the_commit_and_a_refusal_tells_nob
         [(owner.user_id, NEW_NAME), (editor.user_id, NEW_NAME)]
     )
 
+
+# The API ------------------------------------------------------------------------------
+
+
+async def _token(person) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    token = await accounts.issue_api_token(person.workspace_id, person.user_id, "cli")
+    return {"authorization": f"Bearer {token}"}
+
+
+async def test_every_member_reads_the_workspace_through_the_api(client, people):
+    owner = await people.member("owner")
+    viewer = await people.member("viewer", owner.workspace_id)
+
+    response = await client.get("/api/v1/workspace", headers=await _token(viewer))
+
+    assert response.status_code == 200
+    body = response.json()
+    assert {k: body[k] for k in ("id", "name", "members")} == {
+        "id": owner.workspace_id,
+        "name": "Desk",
+        "members": 2,
+    }
+    assert body["created_at"].startswith("20")
+
+
+async def test_an_owner_renames_the_workspace_through_the_api(client, people):
+    owner = await people.member("owner")
+    headers = await _token(owner)
+
+    response = await client.patch(
+        "/api/v1/workspace", json={"name": f"  {NEW_NAME}  "}, headers=headers
+    )
+
+    assert response.status_code == 200
+    assert (response.json()["name"], response.json()["renamed"]) == (NEW_NAME, True)
+    assert await _name_of(owner.workspace_id) == NEW_NAME
+    assert (await client.get("/api/v1/me", headers=headers)).json()["workspace"]["name"] == (
+        NEW_NAME
+    )
+    # The same name again is no error (a retried request must not fail), and changes nothing.
+    again = await client.patch("/api/v1/workspace", json={"name": NEW_NAME}, headers=headers)
+    assert again.status_code == 200
+    assert (again.json()["name"], again.json()["renamed"]) == (NEW_NAME, False)
+    with db.system():
+        renamed = await db.fetchval(
+            "SELECT count(*) FROM events WHERE workspace_id = $1 AND kind = 'workspace_renamed'",
+            owner.workspace_id,
+        )
+    assert renamed == 1
+
+
+@pytest.mark.parametrize("role", [Role.ADMIN, Role.EDITOR, Role.VIEWER])
+async def test_only_owners_may_rename_through_the_api(client, people, role):
+    owner = await people.member("owner")
+    member = await people.member(role, owner.workspace_id)
+
+    response = await client.patch(
+        "/api/v1/workspace", json={"name": NEW_NAME}, headers=await _token(member)
+    )
+
+    assert response.status_code == 403
+    assert response.json()["detail"] == "Only an owner can rename the workspace."
+    assert await _name_of(owner.workspace_id) == "Desk"
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"name": "   "}, "Give the workspace a name."),
+        ({}, "Give the workspace a name."),
+        ({"name": "x" * 121}, "Keep it to 120 characters (this one has 121)."),
+        ({"name": 7}, "Some fields are missing or malformed: name"),
+        ("Desk", "The request body is not valid JSON."),
+    ],
+)
+async def test_a_bad_name_is_refused_through_the_api_with_what_is_wrong(
+    client, people, body, message
+):
+    owner = await people.member("owner")
+    headers = await _token(owner)
+
+    if isinstance(body, str):
+        response = await client.patch(
+            "/api/v1/workspace",
+            content=body,
+            headers={**headers, "content-type": "application/json"},
+        )
+    else:
+        response = await client.patch("/api/v1/workspace", json=body, headers=headers)
+
+    assert response.status_code == 400
+    assert response.json()["detail"] == message
+    assert await _name_of(owner.workspace_id) == "Desk"
+
+
+async def test_the_api_answers_in_the_tokens_language(client, people):
+    owner = await people.member("owner")
+    member = await people.member("editor", owner.workspace_id)
+    headers = {**await _token(member), "accept-language": "de"}
+
+    response = await client.patch("/api/v1/workspace", json={"name": NEW_NAME}, headers=headers)
+
+    assert response.status_code == 403
+    assert response.json()["detail"] == "Nur ein Eigentümer kann den Arbeitsbereich umbenennen."
+
+
+async def test_the_api_documents_reading_and_renaming_the_workspace(client):
+    schema = (await client.get("/api/v1/schema/openapi.json")).json()
+    operations = schema["paths"]["/api/v1/workspace"]
+    assert {"get", "patch"} <= set(operations)
+    body = operations["patch"]["requestBody"]["content"]["application/json"]["schema"]
+    if "$ref" in body:
+        body = schema["components"]["schemas"][body["$ref"].rsplit("/", 1)[-1]]
+    assert "name" in body["properties"]
+    assert "owners only" in operations["patch"]["description"]
