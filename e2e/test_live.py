@@ -192,6 +192,10 @@ async def test_an_owner_renames_the_workspace_and_its_members_open_pages_show_it
     wall = await page.context.new_page()
     async with wall.expect_response(lambda r: "/wall/stream" in r.url):
         await wall.goto("/wall")
+    away = await page.context.new_page()  # a tab in the background during the rename
+    async with away.expect_response(lambda r: "/activity/stream" in r.url):
+        await away.goto("/activity")
+    await _set_hidden(away, True)
     marker = await page.evaluate("() => (window.__marker = Math.random())")
     owner_page = await second.new_page()
     await sign_in_page(owner_page, await _owner_of(editor.workspace_id), PASSWORD)
@@ -206,3 +210,6 @@ async def test_an_owner_renames_the_workspace_and_its_members_open_pages_show_it
         await expect(tab.locator("#workspace-bar")).to_have_text("Redaktion Süd", timeout=1_500)
     assert await page.evaluate("() => window.__marker") == marker  # live, not a reload
     await expect(page.locator("#live-status")).to_be_hidden()  # the stream goes on
+    await expect(away.locator("#workspace-bar")).to_have_text("Desk")  # no stream while hidden
+    await _set_hidden(away, False)
+    await expect(away.locator("#workspace-bar")).to_have_text("Redaktion Süd", timeout=5_000)
