@@ -306,3 +306,60 @@ async def test_a_row_pushed_off_while_the_held_rows_are_read_is_kept(page: Page,
 
     await expect(rows).to_have_count(41)
     assert await _row_ids(page) == await _library_ids(person.workspace_id)
+
+
+# Every row id the list shows after each change (library.js has tidied it by then: its observer
+# came first), and whether a read of the held rows has finished.
+_WATCH_THE_LIST = """() => {
+  const list = document.getElementById("library-list");
+  window.__shown = [];
+  window.__heldRead = false;
+  new MutationObserver(() => window.__shown.push(
+    [...list.querySelectorAll("li.article-row")].map((row) => row.id)
+  )).observe(list, {childList: true, subtree: true});
+  document.addEventListener("datastar-fetch", (event) => {
+    if (event.detail.type === "finished" && event.detail.el?.id === "library-held") {
+      window.__heldRead = true;
+    }
+  });
+}"""
+
+# A slow network: the held rows' answer comes in pieces, one event each, half a second apart.
+_SLOW_HELD_ANSWERS = """() => {
+  const fetch = window.fetch;
+  window.fetch = async (input, init) => {
+    const response = await fetch(input, init);
+    if (!String(input).includes("/articles/held")) return response;
+    const events = (await response.text()).split(/(?<=\\n\\n)/);
+    const body = new ReadableStream({
+      async start(controller) {
+        for (const event of events) {
+          controller.enqueue(new TextEncoder().encode(event));
+          await new Promise((resolve) => setTimeout(resolve, 500));
+        }
+        controller.close();
+      },
+    });
+    return new Response(body, {status: response.status, headers: response.headers});
+  };
+}"""
+
+
+async def test_loaded_rows_stay_shown_while_a_slow_network_brings_the_held_rows(page: Page, people):
+    person, rows = await _live_library(page, people, 40)
+    await page.get_by_role("link", name="Load more").click()
+    await expect(rows).to_have_count(40)
+    await _analysed(page, person.workspace_id)
+    await _change_the_first_row(page, person.workspace_id)  # a render the reconnect reads for
+    shown = await _row_ids(page)
+    await page.evaluate(_SLOW_HELD_ANSWERS)
+    await page.evaluate(_WATCH_THE_LIST)
+
+    await _set_hidden(page, True)
+    await _set_hidden(page, False)  # the reconnect's whole state asks for the held rows
+
+    await page.wait_for_function("() => window.__heldRead", timeout=10_000)
+    seen = await page.evaluate("() => window.__shown")
+    assert seen  # the answer replaced the loaded rows ...
+    assert [len(ids) for ids in seen if ids != shown] == []  # ... not one moment showed fewer
+    assert await _row_ids(page) == await _library_ids(person.workspace_id)

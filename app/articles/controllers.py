@@ -130,18 +130,23 @@ def _filter_or_400(request: Request) -> LibraryFilter:
         raise ClientException(detail=error.message) from None
 
 
-def _loaded_rows(
-    request: Request, viewer: Viewer, f: LibraryFilter, items: list[ArticleRow]
-) -> str:
-    """Rows for below the first page, rendered for this one person (unlike the live list)."""
+def _loaded_context(viewer: Viewer, f: LibraryFilter) -> dict[str, Any]:
+    """What rows below the first page render with: for this one person (unlike the live list)."""
     here = "/articles" + (f"?{q}" if (q := _query_string(replace(f, cursor=""))) else "")
-    shared = {
+    return {
         **TEMPLATE_HELPERS,
         "filter": f,
         "viewer": viewer,
         "can_manage": viewer.can(Permission.ARTICLES_IMPORT),
         "here": here,  # a row's Delete comes back to the list, not to this page
     }
+
+
+def _loaded_rows(
+    request: Request, viewer: Viewer, f: LibraryFilter, items: list[ArticleRow]
+) -> str:
+    """Rows for below the first page, rendered for this one person."""
+    shared = _loaded_context(viewer, f)
     return "".join(render_block(LIBRARY, "article_row", request, a=row, **shared) for row in items)
 
 
@@ -227,19 +232,15 @@ class LibraryController(Controller):
         held = await queries.library(
             workspace_id, replace(f, limit=f.limit * HELD_PAGES), skip=f.limit, until=end
         )
-        # Replaced, not morphed: the list ignores morphs (a whole state leaves it alone).
+        # Replaced, not morphed: the list ignores morphs (a whole state leaves it alone). The
+        # list and its rows in one patch: an empty list and then its rows were two, and a page
+        # read between them (a slow network delivers them apart) held none of its loaded rows.
+        loaded = render_block(
+            LIBRARY, "loaded", request, held_rows=held.items, **_loaded_context(viewer, f)
+        )
         events = [
-            SSE.patch_elements(
-                render_block(LIBRARY, "loaded", request),
-                selector="#library-loaded",
-                mode=ElementPatchMode.REPLACE,
-            )
+            SSE.patch_elements(loaded, selector="#library-loaded", mode=ElementPatchMode.REPLACE)
         ]
-        if held.items:
-            rows = _loaded_rows(request, viewer, f, held.items)
-            events.append(
-                SSE.patch_elements(rows, selector="#library-loaded", mode=ElementPatchMode.APPEND)
-            )
         # Beyond HELD_PAGES the client goes on with "Load more" from the last row read.
         events.append(_held_signals(f, held.next_cursor or until))
         return DatastarResponse(events)

@@ -363,6 +363,7 @@ async def test_held_rows_are_read_again_from_the_first_page_end_to_where_load_mo
     assert ids == made[1:6]
     assert "mode replace" in sent
     assert "selector #library-loaded" in sent
+    assert sent.count("datastar-patch-elements") == 1  # the list with its rows, one patch
     assert re.search(r'"_libraryHeld":\s*"' + re.escape(loaded.next_cursor), sent)
     assert re.search(r'"_libraryEnd":\s*false', sent)
     assert "cursor=" + loaded.next_cursor in sent  # "Load more" goes on where it was
