@@ -363,3 +363,34 @@ async def test_loaded_rows_stay_shown_while_a_slow_network_brings_the_held_rows(
     assert seen  # the answer replaced the loaded rows ...
     assert [len(ids) for ids in seen if ids != shown] == []  # ... not one moment showed fewer
     assert await _row_ids(page) == await _library_ids(person.workspace_id)
+
+
+async def test_rows_load_more_added_while_the_held_rows_were_read_stay(page: Page, people):
+    person, rows = await _live_library(page, people, 60)
+    more = page.get_by_role("link", name="Load more")
+    await more.click()
+    await expect(rows).to_have_count(50)
+    await _analysed(page, person.workspace_id)
+    await _change_the_first_row(page, person.workspace_id)  # a render the reconnect reads for
+    await page.evaluate(_WATCH_THE_LIST)
+    clicked = asyncio.Event()
+
+    async def answer_after_load_more(route: Route) -> None:
+        response = await route.fetch()  # the server reads the held rows now ...
+        try:
+            await asyncio.wait_for(clicked.wait(), 10)
+        finally:  # ... and they arrive after "Load more" added the last ten
+            await route.fulfill(response=response)
+
+    await page.route("**/articles/held?*", answer_after_load_more, times=1)
+    async with page.expect_request(lambda r: "/articles/held" in r.url):
+        await _set_hidden(page, True)
+        await _set_hidden(page, False)
+    await more.click()
+    await expect(rows).to_have_count(60)
+    await expect(more).to_be_hidden()
+    clicked.set()
+
+    await page.wait_for_function("() => window.__heldRead", timeout=10_000)
+    assert await _row_ids(page) == await _library_ids(person.workspace_id)
+    await expect(more).to_be_hidden()  # "Load more" stays where it reached: the end

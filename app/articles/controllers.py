@@ -236,13 +236,21 @@ class LibraryController(Controller):
         # list and its rows in one patch: an empty list and then its rows were two, and a page
         # read between them (a slow network delivers them apart) held none of its loaded rows.
         loaded = render_block(
-            LIBRARY, "loaded", request, held_rows=held.items, **_loaded_context(viewer, f)
+            LIBRARY,
+            "loaded",
+            request,
+            held_rows=held.items,
+            held_cut=bool(held.next_cursor),
+            **_loaded_context(viewer, f),
         )
         events = [
             SSE.patch_elements(loaded, selector="#library-loaded", mode=ElementPatchMode.REPLACE)
         ]
-        # Beyond HELD_PAGES the client goes on with "Load more" from the last row read.
-        events.append(_held_signals(f, held.next_cursor or until))
+        # Beyond HELD_PAGES the client goes on with "Load more" from the last row read. Else
+        # its own cursor stays: it reached `until` when it asked, or further since - a "Load
+        # more" answered meanwhile, whose rows library.js puts back below these.
+        if held.next_cursor:
+            events.append(_held_signals(f, held.next_cursor))
         return DatastarResponse(events)
 
     @get("/{article_id:int}")

@@ -11,9 +11,12 @@ const loaded = () => document.getElementById("library-loaded");
 let shown = new Map();
 // The loaded list as this client last saw it, and the rows it moved into it since it last asked
 // for its held span (/articles/held): that answer replaces the list with the span as the server
-// read it, which may be older than those moves.
+// read it, which may be older than those moves. So may the rows a "Load more" appended since:
+// they lie past the span's end, which was where "Load more" had reached when the client asked.
 let lastLoaded = loaded();
+let lastIds = new Set();
 const movedSinceAsked = new Set();
+const appendedSinceAsked = new Set();
 
 // Rows of `before` that `after` pushed past its end: those after the last row both hold, when
 // nothing new came in below that row and the page did not shrink. The live view's own rule for
@@ -41,10 +44,18 @@ function tidy() {
   }
   if (more !== lastLoaded) {
     // The held span's answer replaced the loaded rows: the rows moved below since it was asked
-    // for may be newer than its read, so they go back on top (the duplicates go below).
-    const again = [...(lastLoaded?.children ?? [])].filter((row) => movedSinceAsked.has(row.id));
+    // for may be newer than its read, so they go back on top (the duplicates go below); the
+    // rows "Load more" appended since go back below it - unless the answer stopped short of
+    // its span (data-held-cut) and moved the "Load more" cursor back to where it stopped.
+    const before = [...(lastLoaded?.children ?? [])];
+    const again = before.filter((row) => movedSinceAsked.has(row.id));
     if (again.length) more.prepend(...again);
+    const after = before.filter((row) => appendedSinceAsked.has(row.id) && !movedSinceAsked.has(row.id));
+    if (after.length && !more.hasAttribute("data-held-cut")) more.append(...after);
     lastLoaded = more;
+  } else {
+    // Rows that came into the loaded list other than moved by this file: a "Load more" answer.
+    for (const row of more.children) if (!lastIds.has(row.id)) appendedSinceAsked.add(row.id);
   }
   // Rows a whole state pushed off the first page go on just below it.
   const rows = [...first.children].map((row) => row.id);
@@ -64,6 +75,7 @@ function tidy() {
     else seen.add(row.id);
   }
   shown = new Map([...first.children].map((row) => [row.id, row]));
+  lastIds = new Set([...more.children].map((row) => row.id));
 }
 
 // Rows below the first page that were written (the live view sends each write once, the row
@@ -95,6 +107,7 @@ function update() {
 document.addEventListener("datastar-fetch", (event) => {
   if (event.detail?.type === "started" && event.detail.el?.id === "library-held") {
     movedSinceAsked.clear();
+    appendedSinceAsked.clear();
   }
 });
 
