@@ -51,15 +51,21 @@ async def _counter(people, *, min_interval: float = 0.0, render_seconds: float =
     return workspace_id, stream, state, rendered_at
 
 
-async def _count_to(last: int, workspace_id: int, stream, state: dict[str, int]) -> None:  # type: ignore[no-untyped-def]
-    """A notice per count, 50 ms apart (an import's items), until the stream shows `last`."""
+async def _count_to(last: int, workspace_id: int, stream, state: dict[str, int]) -> float:  # type: ignore[no-untyped-def]
+    """A notice per count, 50 ms apart (an import's items), until the stream shows `last`:
+    the seconds from the first notice to the last (longer than planned on a busy machine)."""
+    loop = asyncio.get_running_loop()
+    first = loop.time()
     for n in range(1, last + 1):
         state["n"] = n
         await publish(workspace_id, "counter")
-        await asyncio.sleep(0.05)
+        if n < last:
+            await asyncio.sleep(0.05)
+    span = loop.time() - first
     shown = ""
     while f'id="count">{last}<' not in shown:
         shown = await _next(stream)
+    return span
 
 
 async def test_a_stream_sends_the_state_first_then_follows_changes(services, people):
@@ -127,9 +133,11 @@ async def test_a_busy_view_renders_at_most_once_per_interval_and_ends_on_the_las
     """An import's job page gets a notice per item: 20 notices, 50 ms apart (each would be
     a render of its own), make a view with a 0.3 s interval render every 0.3 s at most."""
     workspace_id, stream, state, rendered_at = await _counter(people, min_interval=0.3)
-    await _count_to(20, workspace_id, stream, state)
+    span = await _count_to(20, workspace_id, stream, state)
     renders = rendered_at[1:]  # after the first state
-    assert 2 <= len(renders) <= 5  # about a second of notices, not 20 renders
+    # Not 20 renders: one as the first notice comes, one per interval while they come (about
+    # a second; longer on a busy machine, and then more renders), and one for the last ones.
+    assert 2 <= len(renders) <= span / 0.3 + 2
     gaps = [later - earlier for earlier, later in pairwise(rendered_at)]
     assert min(gaps[1:]) >= 0.29  # the first change after quiet goes out at once
     await stream.aclose()
