@@ -37,10 +37,14 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture
-def server_url(services: None) -> Iterator[str]:
-    """`python -m app serve` on this test's database and Redis."""
-    settings = config.active()
+@pytest.fixture(scope="module")
+def mcp_server(
+    settings: config.Settings, database: None, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """`python -m app serve` on this worker's database and Redis, started once: each test
+    cleans them (`server_url`), as the browser suite does around its one server. A server per
+    test was nine start-ups a run - ~1.6 s of CPU each, importing the app - and on two cores
+    busy with the other worker's tests one could take longer than the wait for it."""
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     env = {
@@ -53,24 +57,25 @@ def server_url(services: None) -> Iterator[str]:
         "PORT": str(port),
         "LOG_LEVEL": "WARNING",
     }
+    log = tmp_path_factory.mktemp("mcp") / "server.log"
     process = subprocess.Popen(
         [sys.executable, "-m", "app", "serve"],
         cwd=ROOT,
         env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
         start_new_session=True,
     )
     try:
         deadline = time.monotonic() + 30
         while True:
-            assert process.poll() is None, "the server exited"
+            assert process.poll() is None, f"the server exited:\n{log.read_text()[-3000:]}"
             try:
                 if httpx.get(base + "/readyz", timeout=1).status_code == 200:
                     break
             except httpx.HTTPError:
                 pass
-            assert time.monotonic() < deadline, "the server did not start"
+            assert time.monotonic() < deadline, f"the server did not start:\n{log.read_text()}"
             time.sleep(0.1)
         yield base + "/mcp"
     finally:
@@ -79,6 +84,12 @@ def server_url(services: None) -> Iterator[str]:
             process.wait(10)
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def server_url(mcp_server: str, services: None) -> str:
+    """The MCP endpoint, on clean PostgreSQL and Redis."""
+    return mcp_server
 
 
 async def token_of(people, role: str) -> tuple[str, int]:  # type: ignore[no-untyped-def]
