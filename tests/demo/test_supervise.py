@@ -44,7 +44,11 @@ def test_stopping_the_demo_stops_what_it_supervises(tmp_path, stop):
         [
             sys.executable,
             "-c",
+            # Ctrl-C as a terminal delivers it: a test run started in the background (SIGINT
+            # ignored, and inherited by what it starts) would make Python ignore it too.
             textwrap.dedent(f"""
+                import signal
+                signal.signal(signal.SIGINT, signal.default_int_handler)
                 from app.demo.runner import supervise
                 supervise({{"child": {child!r}}}, {{}})
             """),
