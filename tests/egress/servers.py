@@ -22,6 +22,7 @@ class Reply:
     chunks: Iterable[bytes] | None = None  # sent chunked instead of `body`
     delay: float = 0.0  # seconds before the status line
     drip: float = 0.0  # seconds between chunks
+    hold: asyncio.Event | None = None  # the status line waits for it (a test's go-ahead)
 
 
 @dataclass
@@ -98,6 +99,8 @@ async def _read_request(reader: asyncio.StreamReader) -> Seen:
 
 
 async def _write_reply(writer: asyncio.StreamWriter, reply: Reply, *, close: bool) -> None:
+    if reply.hold is not None:
+        await reply.hold.wait()
     await asyncio.sleep(reply.delay)
     names = {name.lower() for name, _ in reply.headers}
     headers = [*reply.headers, *([("Connection", "close")] if close else [])]

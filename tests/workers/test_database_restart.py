@@ -7,6 +7,7 @@ The worker gets a PostgreSQL cluster of its own, so the restart touches no other
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import shutil
 import subprocess
@@ -29,6 +30,7 @@ from tests.workers.processes import (
 )
 
 STORIES = 16
+HELD_FROM = 3  # stories stored before the restart
 
 
 @pytest.fixture
@@ -71,6 +73,14 @@ async def test_a_database_restart_mid_run_ends_partial_and_its_entries_come_back
         )  # fmt: skip
         assert done.returncode == 0, done.stderr.decode()[-2000:]
     url = serve_feed(site, "wire", STORIES, page_delay=0.3)
+    # The fourth story's page (and every later one) waits until PostgreSQL is down: the
+    # restart lands mid-run however late this process notices the third story stored. With
+    # only the delay, a test process starved for the ~4 s the other pages took found the run
+    # done, `ok`, before its restart.
+    restarting = asyncio.Event()
+    for i in range(HELD_FROM, STORIES):
+        story = f"/story/wire-{i}"
+        site.routes[story] = dataclasses.replace(site.routes[story], hold=restarting)
     rows = await _query(
         cluster.url,
         """
@@ -96,8 +106,9 @@ async def test_a_database_restart_mid_run_ends_partial_and_its_entries_come_back
 
     worker = WorkerProcess(env, tmp_path / "worker.log")
     try:
-        await eventually(lambda: _at_least(stored, 3), within=60)
+        await eventually(lambda: _at_least(stored, HELD_FROM), within=60)
         await asyncio.to_thread(cluster.stop, "fast")  # connections cut mid-run
+        restarting.set()
         await asyncio.sleep(3)
         await asyncio.to_thread(cluster.start)
 
