@@ -1,7 +1,7 @@
 """Who may do what with import jobs: one rule for the pages, the API and MCP.
 
 Following an import - the list of imports, a job's page and its live stream, the
-saving page of one link, `GET /api/v1/imports/<id>` and `/items`, MCP's
+saving page of one link, `GET /api/v1/imports`, `/imports/<id>` and `/items`, MCP's
 `get_import_job` - is reading the library: `draft.view`, every member. What a job
 holds (the links, their states, the titles saved) is what the library and the
 activity log already show a viewer.

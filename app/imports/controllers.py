@@ -17,7 +17,7 @@ from datastar_py.litestar import DatastarResponse
 from datastar_py.sse import ServerSentEventGenerator as SSE
 from litestar import Controller, Request, delete, get, post
 from litestar.exceptions import ClientException, NotFoundException
-from litestar.params import FromPath, JSONBody
+from litestar.params import FromPath, JSONBody, QueryParameter
 from litestar.response import Redirect, Template
 
 from app.accounts.guards import allows, member_of
@@ -34,6 +34,7 @@ from app.imports.types import (
     ImportJobNotFound,
     ImportRefused,
     ItemsPage,
+    JobsPage,
     JobView,
     job_topic,
 )
@@ -406,6 +407,16 @@ def items_json(items: ItemsPage) -> dict[str, Any]:
     }
 
 
+def jobs_json(jobs: JobsPage) -> dict[str, Any]:
+    """The list of jobs, paged as a job's items are."""
+    return {
+        "page": jobs.page,
+        "pages": jobs.pages,
+        "per_page": jobs.per_page,
+        "jobs": [job_json(job) for job in jobs.jobs],
+    }
+
+
 def _urls_of(data: Any) -> list[str]:
     urls = data.get("urls") if isinstance(data, dict) else None
     if not isinstance(urls, list) or not all(isinstance(u, str) for u in urls):
@@ -444,6 +455,20 @@ class ImportsApi(Controller):
 
     path = "/imports"
     guards = FOLLOW
+
+    @get("/")
+    async def list_jobs(
+        self,
+        request: Request,
+        # Declared so the OpenAPI schema lists it; _page_number reads the query itself.
+        page: Annotated[
+            str | None, QueryParameter(description="The page, from 1 (see pages, per_page)")
+        ] = None,
+    ) -> dict[str, Any]:
+        """The workspace's import jobs as the Import page lists them: active ones and those
+        of the last 30 days, newest first, each as GET /api/v1/imports/{job_id} gives it."""
+        _viewer, workspace_id = member_of(request)
+        return jobs_json(await queries.recent_jobs_page(workspace_id, _page_number(request)))
 
     @post("/", status_code=201, guards=MANAGE)
     async def create(self, request: Request, data: JSONBody[Any]) -> dict[str, Any]:

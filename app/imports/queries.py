@@ -12,13 +12,15 @@ from app.imports.types import (
     ItemsPage,
     ItemState,
     ItemView,
+    JobsPage,
     JobStatus,
     JobView,
 )
 
 ITEMS_PER_PAGE = 100
 RECENT_DAYS = 30
-MAX_LISTED_JOBS = 100
+MAX_LISTED_JOBS = 100  # on the Import page
+JOBS_PER_PAGE = 100  # a page of the API's list (GET /api/v1/imports)
 # The pace of a running job is read from the items it finished in this last stretch: a pause,
 # or failed items retried a day later, then say nothing about how fast it goes now. At most
 # the latest PACE_ITEMS of them (by index): the page asks up to four times a second.
@@ -115,20 +117,42 @@ async def job(workspace_id: int, job_id: int) -> JobView | None:
     return None if r is None else _job(r)
 
 
-async def recent_jobs(workspace_id: int) -> list[JobView]:
-    """Active jobs and those of the last 30 days, newest first."""
+# The Import page's list and the API's: not deleted, not archived, active or of the last
+# RECENT_DAYS. $1 the workspace, $2 RECENT_DAYS.
+_RECENT_JOBS = """j.workspace_id = $1 AND j.deleted_at IS NULL AND j.archived_at IS NULL
+  AND (j.status IN ('queued', 'running', 'paused')
+       OR j.created_at > now() - make_interval(days => $2))"""
+
+
+async def recent_jobs(
+    workspace_id: int, page: int = 1, per_page: int = MAX_LISTED_JOBS
+) -> list[JobView]:
+    """Active jobs and those of the last 30 days, newest first: the Import page shows the
+    first MAX_LISTED_JOBS; the API pages through them all (recent_jobs_page)."""
     rows = await db.fetch(
         f"""SELECT {_JOB_COLUMNS} FROM import_jobs j
             LEFT JOIN users u ON u.id = j.created_by
-            WHERE j.workspace_id = $1 AND j.deleted_at IS NULL AND j.archived_at IS NULL
-              AND (j.status IN ('queued', 'running', 'paused')
-                   OR j.created_at > now() - make_interval(days => $2))
-            ORDER BY j.created_at DESC, j.id DESC LIMIT $3""",
+            WHERE {_RECENT_JOBS}
+            ORDER BY j.created_at DESC, j.id DESC LIMIT $3 OFFSET $4""",
         workspace_id,
         RECENT_DAYS,
-        MAX_LISTED_JOBS,
+        per_page,
+        (max(1, page) - 1) * per_page,
     )
     return [_job(r) for r in rows]
+
+
+async def recent_jobs_page(
+    workspace_id: int, page: int = 1, per_page: int = JOBS_PER_PAGE
+) -> JobsPage:
+    """One page of recent_jobs, numbered as a job's items are (a page past the last is the
+    last)."""
+    total = await db.fetchval(
+        f"SELECT count(*) FROM import_jobs j WHERE {_RECENT_JOBS}", workspace_id, RECENT_DAYS
+    )
+    pages = max(1, -(-int(total) // per_page))
+    page = min(max(1, page), pages)
+    return JobsPage(await recent_jobs(workspace_id, page, per_page), page, pages, per_page)
 
 
 def _item(r: Record) -> ItemView:

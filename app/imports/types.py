@@ -142,6 +142,16 @@ class ItemsPage:
 
 
 @dataclass(frozen=True)
+class JobsPage:
+    """A page of a workspace's recent jobs (queries.recent_jobs), newest first."""
+
+    jobs: list[JobView]
+    page: int  # from 1
+    pages: int  # at least 1, also when there is no job
+    per_page: int
+
+
+@dataclass(frozen=True)
 class Claim:
     """One item held by one worker; its results are written only under `token`."""
 
