@@ -213,3 +213,24 @@ async def test_an_owner_renames_the_workspace_and_its_members_open_pages_show_it
     await expect(away.locator("#workspace-bar")).to_have_text("Desk")  # no stream while hidden
     await _set_hidden(away, False)
     await expect(away.locator("#workspace-bar")).to_have_text("Redaktion Süd", timeout=5_000)
+
+
+async def test_a_new_display_name_shows_in_the_persons_other_open_tabs(page: Page, people):
+    """The person's name is in the top bar of every page, outside the live regions: their
+    other open tabs show the new one at once, without reloading."""
+    editor = await people.member("editor")
+    await _library(page, editor.email)
+    who = page.locator("#top-bar-who")
+    old_name = (await who.text_content() or "").strip()
+    assert old_name.startswith("Person")
+    marker = await page.evaluate("() => (window.__marker = Math.random())")
+    settings = await page.context.new_page()
+    await settings.goto("/settings")
+
+    await settings.get_by_label("Name").fill("Ada Lovelace")
+    await settings.get_by_role("button", name="Save profile").click()
+
+    await expect(settings.locator("#top-bar-who")).to_have_text("Ada Lovelace")
+    await expect(who).to_have_text("Ada Lovelace", timeout=1_500)
+    assert await page.evaluate("() => window.__marker") == marker  # live, not a reload
+    await expect(page.locator("#live-status")).to_be_hidden()  # the stream goes on

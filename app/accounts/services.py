@@ -100,6 +100,9 @@ async def create_user(email: str, display_name: str, password: str) -> int:
 
 
 async def update_profile(user_id: int, display_name: str, locale: str, time_zone: str) -> None:
+    """A person's name, language and time zone. A new name shows at once in the top bar of
+    their open pages, in whichever workspace each is (told on their own channel after commit,
+    as a workspace's rename is); the same name again tells nothing."""
     display_name = _checked_display_name(display_name)
     if locale not in LANGUAGES:
         raise AccountError(_("Choose one of the offered languages."), field="locale")
@@ -109,13 +112,17 @@ async def update_profile(user_id: int, display_name: str, locale: str, time_zone
             raise ZoneInfoNotFoundError(time_zone)
     except (ZoneInfoNotFoundError, ValueError):
         raise AccountError(_("Choose a time zone from the list."), field="time_zone") from None
-    await db.fetch(
-        "UPDATE users SET display_name = $2, locale = $3, time_zone = $4 WHERE id = $1",
-        user_id,
-        display_name,
-        locale,
-        time_zone,
-    )
+    async with db.transaction() as tx:
+        old = await tx.fetchval("SELECT display_name FROM users WHERE id = $1 FOR UPDATE", user_id)
+        await tx.execute(
+            "UPDATE users SET display_name = $2, locale = $3, time_zone = $4 WHERE id = $1",
+            user_id,
+            display_name,
+            locale,
+            time_zone,
+        )
+        if display_name != old:  # the person's open pages show it in their top bar
+            top_bar_changed_after_commit(tx, [user_id])
 
 
 async def change_password(

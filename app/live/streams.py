@@ -18,9 +18,10 @@ changed (a notice on their own channel, or a patch the view's group found
 they may no longer see): a signed-out or removed person's stream is cut with
 a notice; a person whose role changed moves to the view of their new role.
 
-The top bar's workspace name (or switcher) is part of every live page's state:
-a stream sends it when it opens and again whenever it re-checks its viewer, so
-a renamed workspace (a notice on each member's own channel) shows at once.
+The top bar's workspace name (or switcher) and the person's name are part of
+every live page's state: a stream sends them when it opens and again whenever
+it re-checks its viewer, so a renamed workspace or a new display name (a notice
+on the person's own channel) shows at once.
 """
 
 from __future__ import annotations
@@ -146,8 +147,8 @@ async def _events(
     client = Client(viewer.session_id)
     deadline = time.monotonic() + MAX_STREAM_SECONDS
     with hub.watch_user(viewer.user_id, client.flag_recheck):
-        # Watched first, then read: a rename after this read makes the stream read again.
-        client.send(await _workspace_bar(viewer))
+        # Watched first, then read: a rename or new name after this read makes it read again.
+        client.send(await _top_bar(viewer))
         while True:
             async with fanout.join(view, client) as group:
                 while True:
@@ -168,8 +169,8 @@ async def _events(
                             return
                         if again is None or now is None:  # the browser reconnects afresh
                             return
-                        # A workspace's name as it is now: with the next patch, or alone.
-                        bar = await _workspace_bar(now)
+                        # The top bar's names as they are now: with the next patch, or alone.
+                        bar = await _top_bar(now)
                         if client.behind:
                             yield bar
                         else:
@@ -182,13 +183,15 @@ async def _events(
                         yield KEEPALIVE
 
 
-async def _workspace_bar(viewer: Viewer) -> bytes:
-    """The patch of the top bar's workspace name or switcher, read now. Not a live region of
-    the workspace's channel: a workspace's name is in the switcher of members working in
-    another one, so a rename tells each member on their own channel (`watch_user`)."""
-    from app.web.pages import workspace_bar
+async def _top_bar(viewer: Viewer) -> bytes:
+    """The patch of the top bar's workspace name or switcher and the person's name, read now
+    (one event, each element morphed by its id). Not a live region of the workspace's channel:
+    a workspace's name is in the switcher of members working in another one, and a person's
+    name in their pages of every workspace, so a rename or a new display name tells each
+    person on their own channel (`watch_user`)."""
+    from app.web.pages import top_bar
 
-    return SSE.patch_elements(await workspace_bar(viewer)).encode()
+    return SSE.patch_elements(await top_bar(viewer)).encode()
 
 
 async def _recheck(

@@ -49,11 +49,13 @@ async def page(
     )
 
 
-async def workspace_bar(viewer: Viewer) -> str:
-    """The top bar's workspace name, or its switcher, as it is now (block workspace_bar of
-    the layout): every live stream sends it when it opens and whenever it reads its viewer
-    again, so a renamed workspace shows in every member's open pages."""
+async def top_bar(viewer: Viewer) -> str:
+    """The top bar's live parts as they are now: the workspace's name or its switcher (block
+    workspace_bar of the layout) and the person's name (block top_bar_who). Every live stream
+    sends them when it opens and whenever it reads its viewer again, so a renamed workspace
+    or a new display name shows in the person's open pages."""
     workspaces = await workspaces_of(viewer.user_id)
-    return render_block(
-        "base.html", "workspace_bar", None, viewer=viewer, workspaces=workspaces
-    ).strip()
+    return "\n".join(
+        render_block("base.html", block, None, viewer=viewer, workspaces=workspaces).strip()
+        for block in ("workspace_bar", "top_bar_who")
+    )
