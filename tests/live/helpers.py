@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -10,6 +11,7 @@ from litestar import Request
 
 from app.accounts import queries as account_queries
 from app.accounts import services as account_services
+from app.core import db
 from app.live.streams import KEEPALIVE
 
 
@@ -62,3 +64,24 @@ async def sent_until(stream: AsyncIterator[Any], text: str, timeout: float = 5.0
         while text not in sent:
             sent += await next_event(stream, timeout)
     return sent
+
+
+# The person's name in the top bar each stream sends with its state (app.live.streams).
+_OWN_NAME = re.compile(r'<span id="top-bar-who" class="who">([^<]*)</span>')
+
+
+def own_name(sent: str) -> str:
+    """The person's name in the top bar `sent` carries (exactly one)."""
+    found = _OWN_NAME.findall(sent)
+    assert len(found) == 1, sent
+    return str(found[0])
+
+
+def without_own_name(sent: str) -> str:
+    """What a stream sent, less the person's name: the part people of one view share."""
+    return _OWN_NAME.sub("", sent)
+
+
+async def display_name(user_id: int) -> str:
+    with db.system():
+        return str(await db.fetchval("SELECT display_name FROM users WHERE id = $1", user_id))

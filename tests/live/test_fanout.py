@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 
 from app.accounts import services as accounts
@@ -17,31 +16,20 @@ from app.live import views
 from app.live.fanout import fanout
 from app.live.streams import live
 from tests.articles.helpers import article_event
-from tests.live.helpers import ended, next_event, stream_request
+from tests.live.helpers import (
+    display_name,
+    ended,
+    next_event,
+    own_name,
+    stream_request,
+    without_own_name,
+)
 
 
 async def _library_stream(user_id: int, workspace_id: int, f: LibraryFilter | None = None):
     request = await stream_request(user_id, "/articles/stream")
     factory = lambda viewer: LibraryView(viewer, workspace_id, f or LibraryFilter(), _list_context)  # noqa: E731
     return request, live(request, factory).iterator
-
-
-_OWN_NAME = re.compile(r'<span id="top-bar-who" class="who">([^<]*)</span>')
-
-
-def _own_name(sent: str) -> str:
-    found = _OWN_NAME.findall(sent)
-    assert len(found) == 1, sent
-    return str(found[0])
-
-
-def _without_own_name(sent: str) -> str:
-    return _OWN_NAME.sub("", sent)
-
-
-async def _display_name(user_id: int) -> str:
-    with db.system():
-        return str(await db.fetchval("SELECT display_name FROM users WHERE id = $1", user_id))
 
 
 async def _save(workspace_id: int, title: str) -> int:
@@ -65,9 +53,9 @@ async def test_clients_of_one_view_share_one_render_and_get_the_same_bytes(
     _, two = await _library_stream(other.user_id, editor.workspace_id)
     opened_one, opened_two = await next_event(one), await next_event(two)
     # The same state; the top bar sent with it names each their own person.
-    assert _own_name(opened_one) == await _display_name(editor.user_id)
-    assert _own_name(opened_two) == await _display_name(other.user_id)
-    assert _without_own_name(opened_one) == _without_own_name(opened_two)
+    assert own_name(opened_one) == await display_name(editor.user_id)
+    assert own_name(opened_two) == await display_name(other.user_id)
+    assert without_own_name(opened_one) == without_own_name(opened_two)
     assert len(fanout.groups) == 1  # one view, one group
 
     article_id = await _save(editor.workspace_id, "Second story")

@@ -15,7 +15,14 @@ from app.streams import services as streams_services
 from app.wall import services as wall_services
 from app.wall.live import CLOSED_EDITOR, WallView
 from tests.factories import sign_in
-from tests.live.helpers import ended, next_event, stream_request
+from tests.live.helpers import (
+    display_name,
+    ended,
+    next_event,
+    own_name,
+    stream_request,
+    without_own_name,
+)
 from tests.wall.helpers import add_item, keyword_column
 
 
@@ -45,8 +52,11 @@ async def test_a_new_item_is_one_prepend_into_its_column_rendered_once(
     )
     one = await _wall_stream(editor.user_id, ws)
     two = await _wall_stream(other.user_id, ws)
-    state = await next_event(one)
-    assert state == await next_event(two)
+    state, theirs = await next_event(one), await next_event(two)
+    # The same state; the top bar sent with it names each their own person.
+    assert own_name(state) == await display_name(editor.user_id)
+    assert own_name(theirs) == await display_name(other.user_id)
+    assert without_own_name(state) == without_own_name(theirs)
     assert 'id="wall-columns"' in state
     assert "Post 1 about" in state
     assert len(fanout.groups) == 1
