@@ -5,6 +5,7 @@ pages are told."""
 from __future__ import annotations
 
 import asyncio
+from functools import partial
 
 import pytest
 
@@ -15,6 +16,7 @@ from app.core import db
 from app.core import redis as core_redis
 from app.live.notices import user_channel
 from tests.factories import post_form, sign_in
+from tests.live.helpers import told_within
 from tests.live_client import LiveStream
 
 NEW_NAME = "Ada Lovelace"
@@ -112,26 +114,20 @@ async def test_the_person_is_told_once_after_the_commit(services, people):
     channels = {user_channel(p.user_id): p.user_id for p in (editor, colleague)}
     await pubsub.subscribe(*channels)
     names_when_told: list[tuple[int, str]] = []
-
-    async def told(seconds: float) -> None:
-        deadline = asyncio.get_running_loop().time() + seconds
-        while (left := deadline - asyncio.get_running_loop().time()) > 0:
-            message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=left)
-            if message is not None:  # read on another connection, as a page's stream does
-                told_whom = channels[message["channel"].decode()]
-                names_when_told.append((told_whom, await _name_of(editor.user_id)))
+    read = partial(_name_of, editor.user_id)  # the name a page reads as it is told
 
     try:
-        await told(0.3)  # the subscribe confirmations
+        # the subscribe confirmations
+        names_when_told += await told_within(pubsub, channels, 0.3, read)
         await accounts.update_profile(editor.user_id, old_name, "de", "Europe/Berlin")
         with pytest.raises(AccountError):
             await accounts.update_profile(editor.user_id, "  ", "en", "UTC")
         await db.settle()
-        await told(0.3)
+        names_when_told += await told_within(pubsub, channels, 0.3, read)
         assert names_when_told == []
 
         await accounts.update_profile(editor.user_id, NEW_NAME, "en", "UTC")
-        await told(1.0)
+        names_when_told += await told_within(pubsub, channels, 1.0, read)
     finally:
         await pubsub.aclose()
     assert names_when_told == [(editor.user_id, NEW_NAME)]

@@ -4,8 +4,8 @@ what, nobody else may, no other workspace moves."""
 
 from __future__ import annotations
 
-import asyncio
 import html as html_text
+from functools import partial
 
 import pytest
 
@@ -16,6 +16,7 @@ from app.core import db
 from app.core import redis as core_redis
 from app.live.notices import user_channel
 from tests.factories import post_form, sign_in
+from tests.live.helpers import told_within
 from tests.live_client import LiveStream
 
 NEW_NAME = "Redaktion Süd"
@@ -221,18 +222,11 @@ async def test_each_member_is_told_once_after_the_commit_and_a_refusal_tells_nob
     channels = {user_channel(p.user_id): p.user_id for p in (owner, editor, stranger)}
     await pubsub.subscribe(*channels)
     names_when_told: list[tuple[int, str]] = []
-
-    async def told(seconds: float) -> None:
-        """What comes within `seconds`, and the name a page reads as it is told."""
-        deadline = asyncio.get_running_loop().time() + seconds
-        while (left := deadline - asyncio.get_running_loop().time()) > 0:
-            message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=left)
-            if message is not None:  # read on another connection, as a page's stream does
-                told_whom = channels[message["channel"].decode()]
-                names_when_told.append((told_whom, await _name_of(owner.workspace_id)))
+    read = partial(_name_of, owner.workspace_id)  # the name a page reads as it is told
 
     try:
-        await told(0.3)  # the subscribe confirmations
+        # the subscribe confirmations
+        names_when_told += await told_within(pubsub, channels, 0.3, read)
         await accounts.rename_workspace(owner.workspace_id, "Desk", actor_user_id=owner.user_id)
         with pytest.raises(AccountError):
             await accounts.rename_workspace(
@@ -241,11 +235,11 @@ async def test_each_member_is_told_once_after_the_commit_and_a_refusal_tells_nob
         with pytest.raises(AccountError):
             await accounts.rename_workspace(owner.workspace_id, "", actor_user_id=owner.user_id)
         await db.settle()
-        await told(0.3)
+        names_when_told += await told_within(pubsub, channels, 0.3, read)
         assert names_when_told == []
 
         await accounts.rename_workspace(owner.workspace_id, NEW_NAME, actor_user_id=owner.user_id)
-        await told(1.0)
+        names_when_told += await told_within(pubsub, channels, 1.0, read)
     finally:
         await pubsub.aclose()
     assert sorted(names_when_told) == sorted(

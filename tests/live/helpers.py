@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from litestar import Request
@@ -85,3 +85,17 @@ def without_own_name(sent: str) -> str:
 async def display_name(user_id: int) -> str:
     with db.system():
         return str(await db.fetchval("SELECT display_name FROM users WHERE id = $1", user_id))
+
+
+async def told_within(
+    pubsub: Any, channels: dict[str, int], seconds: float, read: Callable[[], Awaitable[str]]
+) -> list[tuple[int, str]]:
+    """Who was told on their own channel within `seconds`, each with what `read` reads as
+    they are told - on another connection, as a page's stream reads it."""
+    told: list[tuple[int, str]] = []
+    deadline = asyncio.get_running_loop().time() + seconds
+    while (left := deadline - asyncio.get_running_loop().time()) > 0:
+        message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=left)
+        if message is not None:
+            told.append((channels[message["channel"].decode()], await read()))
+    return told
