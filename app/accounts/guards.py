@@ -35,6 +35,12 @@ def signed_in(connection: ASGIConnection, _handler: BaseRouteHandler) -> None:
     viewer_of(connection)
 
 
+def refused(refusal: str | None = None) -> str:
+    """What a member is told when their role does not allow something: `refusal` (marked
+    with N_) translated, or the general words. The pages, the API and MCP say the same."""
+    return _(refusal) if refusal else _("Your role in this workspace does not allow this.")
+
+
 def allows(permission: Permission, refusal: str | None = None) -> Guard:
     """A guard admitting members whose role grants `permission` in their workspace.
 
@@ -45,9 +51,7 @@ def allows(permission: Permission, refusal: str | None = None) -> Guard:
     def guard(connection: ASGIConnection, _handler: BaseRouteHandler) -> None:
         viewer, _workspace_id = member_of(connection)
         if not viewer.can(permission):
-            raise PermissionDeniedException(
-                _(refusal) if refusal else _("Your role in this workspace does not allow this.")
-            )
+            raise PermissionDeniedException(refused(refusal))
 
     guard.__name__ = f"allows_{permission.value.replace('.', '_')}"
     return guard

@@ -23,6 +23,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import Field
 
+from app.accounts.guards import refused
 from app.accounts.roles import Permission
 from app.accounts.types import Viewer
 from app.analysis import queries as analysis_queries
@@ -65,9 +66,7 @@ def _member(
     if not isinstance(viewer, Viewer) or viewer.workspace_id is None:
         raise ToolError(_("Send an API token of a workspace member (Authorization: Bearer)."))
     if not viewer.can(permission):
-        raise ToolError(
-            _(refusal) if refusal else _("Your role in this workspace does not allow this.")
-        )
+        raise ToolError(refused(refusal))
     return viewer, viewer.workspace_id
 
 
