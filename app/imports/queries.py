@@ -142,6 +142,13 @@ async def recent_jobs(
     return [_job(r) for r in rows]
 
 
+def _page_within(page: int, total: int, per_page: int) -> tuple[int, int]:
+    """The page asked for, kept within 1..pages (a page past the last is the last), and how
+    many pages `total` rows make (at least 1, also when there is none)."""
+    pages = max(1, -(-int(total) // per_page))
+    return min(max(1, page), pages), pages
+
+
 async def recent_jobs_page(
     workspace_id: int, page: int = 1, per_page: int = JOBS_PER_PAGE
 ) -> JobsPage:
@@ -150,8 +157,7 @@ async def recent_jobs_page(
     total = await db.fetchval(
         f"SELECT count(*) FROM import_jobs j WHERE {_RECENT_JOBS}", workspace_id, RECENT_DAYS
     )
-    pages = max(1, -(-int(total) // per_page))
-    page = min(max(1, page), pages)
+    page, pages = _page_within(page, total, per_page)
     return JobsPage(await recent_jobs(workspace_id, page, per_page), page, pages, per_page)
 
 
@@ -180,8 +186,7 @@ async def items(
         workspace_id,
         job_id,
     )
-    pages = max(1, -(-int(total) // per_page))
-    page = min(max(1, page), pages)
+    page, pages = _page_within(page, total, per_page)
     rows = await db.fetch(
         """SELECT i.id, i.idx, i.url, i.state, i.article_id, a.title, i.warning, i.error,
              i.waiting_for, i.attempts, i.next_attempt_at
