@@ -230,7 +230,7 @@ class WallController(Controller):
     ) -> Response[Any]:
         viewer, workspace_id = member_of(request)
         connections = await streams.connections(workspace_id)
-        hints = editor.query_hints(typed.query, await editor.budgets_off(workspace_id))
+        hints = await editor.workspace_hints(workspace_id, typed.query)
         context = {
             "typed": typed,
             "column_id": column_id,
@@ -307,7 +307,7 @@ class WallController(Controller):
         """Per-platform feasibility of the query as typed, and the effective interval."""
         _viewer, workspace_id = member_of(request)
         query = request.query_params.get("query", "")
-        hints = editor.query_hints(query, await editor.budgets_off(workspace_id))
+        hints = await editor.workspace_hints(workspace_id, query)
         html = render_block(EDITOR, "hints", request, hints=hints, **TEMPLATE_HELPERS)
         return DatastarResponse(SSE.patch_elements(html))
 
@@ -318,7 +318,7 @@ class WallController(Controller):
         _viewer, workspace_id = member_of(request)
         # The query is a multidict as the form is (its overloads are not the protocol's).
         typed = editor.Typed.of(cast(editor.FormData, request.query_params))
-        hints = editor.query_hints(typed.query, await editor.budgets_off(workspace_id))
+        hints = await editor.workspace_hints(workspace_id, typed.query)
         text = editor.effective_label(typed, hints, await streams.connections(workspace_id))
         return DatastarResponse(
             SSE.patch_elements(render_block(EDITOR, "effective", request, effective=text))

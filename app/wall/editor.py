@@ -210,6 +210,12 @@ async def budgets_off(workspace_id: int) -> frozenset[str]:
     return frozenset(b.provider for b in await queries.budgets(workspace_id) if b.cap == 0)
 
 
+async def workspace_hints(workspace_id: int, query: str) -> list[Hint]:
+    """query_hints with this workspace's budgets: what the editor's form, its hints and its
+    "Effective:" line read."""
+    return query_hints(query, await budgets_off(workspace_id))
+
+
 @dataclass(frozen=True)
 class AccountRow:
     line: str
