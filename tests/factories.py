@@ -58,6 +58,13 @@ async def sign_in(client: AsyncClient, email: str, password: str = PASSWORD):  #
     )
 
 
+async def signed_in_browser(new_client, email: str):  # type: ignore[no-untyped-def]
+    """Another browser (a client of its own, `new_client` the fixture), signed in as `email`."""
+    browser = new_client()
+    await sign_in(browser, email)
+    return browser
+
+
 async def post_form(client: AsyncClient, url: str, data: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
     """POST a form the way the browser does, with the page's CSRF token."""
     if not csrf_of(client):

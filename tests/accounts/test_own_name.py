@@ -15,7 +15,7 @@ from app.accounts.types import AccountError
 from app.core import db
 from app.core import redis as core_redis
 from app.live.notices import user_channel
-from tests.factories import post_form, sign_in
+from tests.factories import post_form, sign_in, signed_in_browser
 from tests.live.helpers import told_within
 from tests.live_client import LiveStream
 
@@ -24,12 +24,6 @@ NEW_NAME = "Ada Lovelace"
 
 def _who(name: str) -> str:
     return f'<span id="top-bar-who" class="who">{name}</span>'
-
-
-async def _signed_in(new_client, email: str):  # type: ignore[no-untyped-def]
-    browser = new_client()
-    await sign_in(browser, email)
-    return browser
 
 
 async def _save_profile(client, display_name: str, time_zone: str = "UTC"):  # type: ignore[no-untyped-def]
@@ -56,9 +50,11 @@ async def test_a_new_display_name_shows_in_the_persons_open_pages_without_reload
     colleague = await people.member("editor", editor.workspace_id)
     old_name = await _name_of(editor.user_id)
     await sign_in(client, editor.email)  # the tab the name is changed in
-    elsewhere = await _signed_in(new_client, editor.email)  # another browser, other workspace
+    elsewhere = await signed_in_browser(
+        new_client, editor.email
+    )  # another browser, other workspace
     await post_form(elsewhere, "/workspaces/switch", {"workspace_id": str(other.workspace_id)})
-    colleague_browser = await _signed_in(new_client, colleague.email)
+    colleague_browser = await signed_in_browser(new_client, colleague.email)
 
     async with (
         LiveStream(web_app, client, "/articles/stream") as library,

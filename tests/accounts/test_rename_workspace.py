@@ -15,7 +15,7 @@ from app.accounts.types import AccountError
 from app.core import db
 from app.core import redis as core_redis
 from app.live.notices import user_channel
-from tests.factories import post_form, sign_in
+from tests.factories import post_form, sign_in, signed_in_browser
 from tests.live.helpers import told_within
 from tests.live_client import LiveStream
 
@@ -134,12 +134,6 @@ async def test_an_owner_of_one_workspace_cannot_rename_another(people):
 # Open pages ---------------------------------------------------------------------------
 
 
-async def _signed_in(new_client, email: str):  # type: ignore[no-untyped-def]
-    browser = new_client()
-    await sign_in(browser, email)
-    return browser
-
-
 async def test_every_members_open_pages_show_the_new_name_without_reloading(
     web_app, client, new_client, people
 ):
@@ -154,12 +148,12 @@ async def test_every_members_open_pages_show_the_new_name_without_reloading(
     )
     stranger = await people.member("editor", other.workspace_id)  # not in the renamed one
     await sign_in(client, owner.email)
-    editor_browser = await _signed_in(new_client, editor.email)
-    elsewhere_browser = await _signed_in(new_client, elsewhere.email)
+    editor_browser = await signed_in_browser(new_client, editor.email)
+    elsewhere_browser = await signed_in_browser(new_client, elsewhere.email)
     await post_form(
         elsewhere_browser, "/workspaces/switch", {"workspace_id": str(other.workspace_id)}
     )
-    stranger_browser = await _signed_in(new_client, stranger.email)
+    stranger_browser = await signed_in_browser(new_client, stranger.email)
 
     async with (
         LiveStream(web_app, editor_browser, "/articles/stream") as library,
@@ -196,7 +190,7 @@ async def test_the_same_name_again_tells_no_open_page(web_app, client, new_clien
     owner = await people.member("owner")
     editor = await people.member("editor", owner.workspace_id)
     await sign_in(client, owner.email)
-    editor_browser = await _signed_in(new_client, editor.email)
+    editor_browser = await signed_in_browser(new_client, editor.email)
     async with LiveStream(web_app, editor_browser, "/articles/stream") as library:
         await library.until('id="workspace-bar"')
         opened = len(library.received)
